@@ -1,0 +1,100 @@
+# The workshop's operators: build, generate, test and run them on a local
+# cluster. `make help` lists the targets.
+
+SHELL := /usr/bin/env bash -o pipefail
+.SHELLFLAGS := -ec
+.DEFAULT_GOAL := help
+
+ROOT := $(CURDIR)
+BIN := $(ROOT)/bin
+export PATH := $(BIN):$(PATH)
+
+# Every module of the workspace, and the operators among them.
+MODULES := $(shell go list -m -f '{{.Dir}}' | sed 's|^$(ROOT)/||')
+OPERATORS := $(patsubst operators/%/cmd/main.go,%,$(wildcard operators/*/cmd/main.go))
+
+##@ General
+
+.PHONY: help
+help: ## Show this help.
+	@awk 'BEGIN {FS = ":.*##"; printf "Usage: make \033[36m<target>\033[0m\n"} \
+		/^[a-zA-Z_-]+:.*?##/ { printf "  \033[36m%-18s\033[0m %s\n", $$1, $$2 } \
+		/^##@/ { printf "\n\033[1m%s\033[0m\n", substr($$0, 5) }' $(MAKEFILE_LIST)
+
+.PHONY: tools
+tools: ## Build the pinned tools and control plane into bin/ (minutes the first time, then seconds).
+	scripts/build-tools.sh
+
+##@ Development
+
+.PHONY: generate
+generate: ## Regenerate deepcopy code, the CRDs in crds/ and each operator's RBAC.
+	scripts/build-tools.sh controller-gen
+	rm -f crds/*_*.yaml
+	for op in $(OPERATORS); do \
+		cd $(ROOT)/operators/$$op; \
+		controller-gen object paths=./api/...; \
+		controller-gen crd paths=./api/... output:crd:artifacts:config=$(ROOT)/crds; \
+		controller-gen rbac:roleName=$$op-operator paths=./internal/... output:rbac:artifacts:config=config/rbac; \
+	done
+
+.PHONY: verify-generate
+verify-generate: generate ## Fail when generated files differ from what is committed.
+	@if [ -n "$$(git status --porcelain -- crds operators)" ]; then \
+		git status --short -- crds operators; git diff --stat -- crds operators; \
+		echo "generated files are stale: run 'make generate' and commit the result"; exit 1; \
+	fi
+
+.PHONY: fmt
+fmt: ## Format the Go code.
+	gofmt -w $(MODULES)
+
+.PHONY: lint
+lint: ## Lint the Go code of every module and the shell scripts.
+	scripts/build-tools.sh golangci-lint
+	for m in $(MODULES); do (cd $$m && golangci-lint run --config $(ROOT)/.golangci.yml ./...); done
+	@command -v shellcheck >/dev/null || { echo "shellcheck is missing: apt-get install shellcheck"; exit 1; }
+	shellcheck scripts/*.sh .ci/run
+
+##@ Test
+
+.PHONY: test
+test: verify-generate lint test-unit test-integration test-e2e ## Everything CI runs: generate check, lint, unit, envtest and e2e tests.
+
+.PHONY: test-unit
+test-unit: ## Unit tests of every module (no cluster).
+	for m in $(MODULES); do (cd $$m && go test -short ./...); done
+
+.PHONY: test-integration
+test-integration: ## envtest integration tests against the project-built kube-apiserver and etcd.
+	scripts/build-tools.sh kubernetes etcd
+	for m in $(filter operators/%,$(MODULES)); do (cd $$m && go test -count=1 ./...); done
+
+.PHONY: test-e2e
+test-e2e: ## End-to-end tests on a local cluster (E2E_PROVIDER=local|kind|kubeconfig).
+	scripts/build-tools.sh kubernetes etcd kwok
+	cd tests && go test -count=1 -timeout 30m ./... $(E2E_ARGS)
+
+##@ Cluster
+
+.PHONY: cluster-up
+cluster-up: ## Start the local cluster (kwok, no Docker) and make it kubectl's current context.
+	scripts/cluster.sh up
+
+.PHONY: cluster-down
+cluster-down: ## Delete the local cluster.
+	scripts/cluster.sh down
+
+.PHONY: kind-up
+kind-up: ## Start a kind cluster instead (needs Docker).
+	scripts/kind.sh up
+
+.PHONY: kind-down
+kind-down: ## Delete the kind cluster.
+	scripts/kind.sh down
+
+##@ Run
+
+.PHONY: run
+run: ## Start the local cluster, install the CRDs, run every operator and apply the samples; Ctrl-C stops.
+	scripts/run.sh $(OPERATORS)

@@ -1,0 +1,195 @@
+// Package manager starts an operator the same way for every operator of the
+// project: the same flags, logging, health probes, namespace scoping, leader
+// election and graceful shutdown. An operator's cmd/main.go only names itself,
+// its API types and its controllers.
+package manager
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/klog/v2"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+)
+
+// WatchNamespaceEnv is read when --namespace is not given. OLM sets it from
+// an OperatorGroup's target namespaces.
+const WatchNamespaceEnv = "WATCH_NAMESPACE"
+
+// Operator describes one operator binary.
+type Operator struct {
+	// Name is the operator's short name ("database"). It names the leader
+	// election lease, the event source and the server-side apply field owner.
+	Name string
+	// AddToScheme registers the operator's API types.
+	AddToScheme []func(*runtime.Scheme) error
+	// Flags binds operator-specific flags; optional.
+	Flags func(*flag.FlagSet)
+	// Setup registers the controllers with the manager.
+	Setup func(ctrl.Manager, Options) error
+	// DefaultProbeAddr lets operators that run side by side on one machine
+	// (make run) listen on different ports by default.
+	DefaultProbeAddr string
+}
+
+// Options are the flags every operator shares.
+type Options struct {
+	MetricsAddr     string
+	ProbeAddr       string
+	LeaderElect     bool
+	LeaderElectNS   string
+	Namespaces      []string
+	ShutdownGrace   time.Duration
+	ClientVerbosity int
+	Zap             zap.Options
+}
+
+// FieldOwner is the server-side apply field manager of operator name.
+func FieldOwner(name string) string { return name + "-operator" }
+
+// BindFlags registers the shared flags on fs.
+func (o *Options) BindFlags(fs *flag.FlagSet, op Operator) {
+	probe := op.DefaultProbeAddr
+	if probe == "" {
+		probe = ":8081"
+	}
+	fs.StringVar(&o.MetricsAddr, "metrics-bind-address", "0",
+		"Address of the Prometheus metrics endpoint, e.g. :8080; 0 disables it.")
+	fs.StringVar(&o.ProbeAddr, "health-probe-bind-address", probe,
+		"Address of the /healthz and /readyz endpoints; 0 disables them.")
+	fs.BoolVar(&o.LeaderElect, "leader-elect", false,
+		"Elect a leader so that only one replica of the operator acts at a time.")
+	fs.StringVar(&o.LeaderElectNS, "leader-election-namespace", "",
+		"Namespace of the leader election lease; default: the operator pod's own namespace.")
+	fs.Func("namespace", "Namespace to watch; repeat or separate with commas for several. "+
+		"Default: $"+WatchNamespaceEnv+", or every namespace when that is empty.", func(s string) error {
+		o.Namespaces = append(o.Namespaces, splitList(s)...)
+		return nil
+	})
+	fs.DurationVar(&o.ShutdownGrace, "graceful-shutdown-timeout", 30*time.Second,
+		"How long running reconciles may take to finish after SIGTERM.")
+	fs.IntVar(&o.ClientVerbosity, "v", 0,
+		"Verbosity of the Kubernetes client's own logs: 6 logs every API request with its status and latency, 8 adds bodies.")
+	o.Zap.Development = true
+	o.Zap.BindFlags(fs)
+}
+
+func splitList(s string) []string {
+	var out []string
+	for _, p := range strings.Split(s, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// Main runs op until SIGINT or SIGTERM and exits the process.
+func Main(op Operator) {
+	if err := Run(op, os.Args[1:]); err != nil {
+		ctrl.Log.WithName("setup").Error(err, "operator stopped", "operator", op.Name)
+		os.Exit(1)
+	}
+}
+
+// Run parses args, builds the manager and runs it until a signal arrives.
+func Run(op Operator, args []string) error {
+	var o Options
+	fs := flag.NewFlagSet(op.Name+"-operator", flag.ContinueOnError)
+	o.BindFlags(fs, op)
+	// --kubeconfig is controller-runtime's own flag, registered on the
+	// default flag set; carry it over so ctrl.GetConfig sees it.
+	fs.Var(flag.CommandLine.Lookup("kubeconfig").Value, "kubeconfig",
+		"Path to a kubeconfig; default: in-cluster config, then $KUBECONFIG, then ~/.kube/config.")
+	if op.Flags != nil {
+		op.Flags(fs)
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil
+		}
+		return err
+	}
+	if len(o.Namespaces) == 0 {
+		o.Namespaces = splitList(os.Getenv(WatchNamespaceEnv))
+	}
+
+	logger := zap.New(zap.UseFlagOptions(&o.Zap))
+	ctrl.SetLogger(logger)
+	// client-go logs through klog; send it to the same logger, at the
+	// verbosity asked for with -v.
+	klogFlags := flag.NewFlagSet("klog", flag.ContinueOnError)
+	klog.InitFlags(klogFlags)
+	if err := klogFlags.Set("v", strconv.Itoa(o.ClientVerbosity)); err != nil {
+		return err
+	}
+	klog.SetLogger(logger.WithName("client-go"))
+
+	mgr, err := New(op, o)
+	if err != nil {
+		return err
+	}
+	if err := op.Setup(mgr, o); err != nil {
+		return fmt.Errorf("setting up the %s controllers: %w", op.Name, err)
+	}
+	scope := "all namespaces"
+	if len(o.Namespaces) > 0 {
+		scope = "namespaces " + strings.Join(o.Namespaces, ",")
+	}
+	ctrl.Log.WithName("setup").Info("starting operator", "operator", op.Name, "watching", scope)
+	return mgr.Start(ctrl.SetupSignalHandler())
+}
+
+// New builds a manager for op with options o, using the kubeconfig
+// controller-runtime finds (flag, in-cluster, $KUBECONFIG, ~/.kube/config).
+func New(op Operator, o Options) (ctrl.Manager, error) {
+	cfg, err := ctrl.GetConfig()
+	if err != nil {
+		return nil, fmt.Errorf("no Kubernetes cluster to talk to (give --kubeconfig or run `make cluster-up`): %w", err)
+	}
+	scheme := runtime.NewScheme()
+	for _, add := range append([]func(*runtime.Scheme) error{clientgoscheme.AddToScheme}, op.AddToScheme...) {
+		if err := add(scheme); err != nil {
+			return nil, err
+		}
+	}
+	var cacheOpts cache.Options
+	if len(o.Namespaces) > 0 {
+		cacheOpts.DefaultNamespaces = map[string]cache.Config{}
+		for _, ns := range o.Namespaces {
+			cacheOpts.DefaultNamespaces[ns] = cache.Config{}
+		}
+	}
+	grace := o.ShutdownGrace
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+		Scheme:                  scheme,
+		Cache:                   cacheOpts,
+		Metrics:                 metricsserver.Options{BindAddress: o.MetricsAddr},
+		HealthProbeBindAddress:  o.ProbeAddr,
+		LeaderElection:          o.LeaderElect,
+		LeaderElectionID:        op.Name + ".operator-workshops.io",
+		LeaderElectionNamespace: o.LeaderElectNS,
+		GracefulShutdownTimeout: &grace,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("creating the %s manager: %w", op.Name, err)
+	}
+	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
+		return nil, err
+	}
+	if err := mgr.AddReadyzCheck("readyz", healthz.Ping); err != nil {
+		return nil, err
+	}
+	return mgr, nil
+}

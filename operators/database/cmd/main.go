@@ -1,0 +1,37 @@
+// Command database-operator runs the Database operator: each Database (mongo
+// or mysql) becomes a Pod and a NodePort Service. Run it against the current
+// kubeconfig with `go run ./operators/database/cmd`.
+package main
+
+import (
+	"flag"
+
+	"k8s.io/apimachinery/pkg/runtime"
+
+	ctrl "sigs.k8s.io/controller-runtime"
+
+	"github.com/operator-workshops/workshop/operators/common/manager"
+	dbv1 "github.com/operator-workshops/workshop/operators/database/api/v1"
+	"github.com/operator-workshops/workshop/operators/database/internal/controller"
+)
+
+func main() {
+	images := map[dbv1.Type]string{}
+	manager.Main(manager.Operator{
+		Name:        "database",
+		AddToScheme: []func(*runtime.Scheme) error{dbv1.AddToScheme},
+		Flags: func(fs *flag.FlagSet) {
+			for _, t := range []dbv1.Type{dbv1.Mongo, dbv1.MySQL} {
+				fs.Func(string(t)+"-image", "Image of "+string(t)+" Databases that name none (default "+
+					controller.DefaultImage(t)+").", func(s string) error { images[t] = s; return nil })
+			}
+		},
+		Setup: func(mgr ctrl.Manager, _ manager.Options) error {
+			return (&controller.DatabaseReconciler{
+				Client:   mgr.GetClient(),
+				Recorder: mgr.GetEventRecorder(manager.FieldOwner("database")),
+				Images:   images,
+			}).SetupWithManager(mgr)
+		},
+	})
+}

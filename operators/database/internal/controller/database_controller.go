@@ -1,0 +1,93 @@
+// Package controller turns a Database into its Pod, its NodePort Service and,
+// for mysql, the Secret with its root password.
+package controller
+
+import (
+	"context"
+	"errors"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/tools/events"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/operator-workshops/workshop/operators/common/apply"
+	"github.com/operator-workshops/workshop/operators/common/status"
+	dbv1 "github.com/operator-workshops/workshop/operators/database/api/v1"
+)
+
+// DatabaseReconciler reconciles Databases.
+type DatabaseReconciler struct {
+	client.Client
+	Recorder events.EventRecorder
+	// Images overrides the default image of a type for every Database that
+	// does not name its own (for example local stand-ins of mongo or mysql).
+	Images map[dbv1.Type]string
+}
+
+// +kubebuilder:rbac:groups=zalando.org,resources=databases,verbs=get;list;watch
+// +kubebuilder:rbac:groups=zalando.org,resources=databases/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=zalando.org,resources=databases/finalizers,verbs=update
+// +kubebuilder:rbac:groups="",resources=pods;services;secrets,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+
+// Reconcile brings the children of one Database in line with its spec.
+func (r *DatabaseReconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Result, err error) {
+	db := &dbv1.Database{}
+	if err := r.Get(ctx, req.NamespacedName, db); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if !db.DeletionTimestamp.IsZero() {
+		// The children carry owner references: the garbage collector
+		// deletes them with the Database, nothing is left to do here.
+		return ctrl.Result{}, nil
+	}
+	before := db.DeepCopy()
+	defer func() {
+		err = errors.Join(err, status.PatchIfChanged(ctx, r.Client, before, db))
+	}()
+	db.Status.ObservedGeneration = db.Generation
+	return ctrl.Result{}, r.reconcileNormal(ctx, db)
+}
+
+// SetupWithManager watches Databases, their children, and the Secrets they
+// name, so that every change is handled as it happens, without polling.
+func (r *DatabaseReconciler) SetupWithManager(mgr ctrl.Manager) error {
+	err := mgr.GetFieldIndexer().IndexField(context.Background(), &dbv1.Database{}, secretRefIndex,
+		func(o client.Object) []string {
+			if ref := o.(*dbv1.Database).Spec.RootPasswordSecretRef; ref != nil {
+				return []string{ref.Name}
+			}
+			return nil
+		})
+	if err != nil {
+		return err
+	}
+	return ctrl.NewControllerManagedBy(mgr).
+		For(&dbv1.Database{}).
+		Owns(&corev1.Pod{}).
+		Owns(&corev1.Service{}).
+		Owns(&corev1.Secret{}).
+		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(r.databasesNaming)).
+		Complete(r)
+}
+
+// databasesNaming maps a Secret to the Databases whose
+// rootPasswordSecretRef names it.
+func (r *DatabaseReconciler) databasesNaming(ctx context.Context, secret client.Object) []reconcile.Request {
+	var dbs dbv1.DatabaseList
+	if err := r.List(ctx, &dbs, client.InNamespace(secret.GetNamespace()),
+		client.MatchingFields{secretRefIndex: secret.GetName()}); err != nil {
+		ctrl.LoggerFrom(ctx).Error(err, "listing the Databases that name a Secret", "secret", secret.GetName())
+		return nil
+	}
+	reqs := make([]reconcile.Request, 0, len(dbs.Items))
+	for _, db := range dbs.Items {
+		reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&db)})
+	}
+	return reqs
+}
+
+var owner = apply.FieldOwner(fieldOwner)

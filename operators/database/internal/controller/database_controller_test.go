@@ -1,0 +1,300 @@
+package controller
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/operator-workshops/workshop/operators/common/conditions"
+	"github.com/operator-workshops/workshop/operators/common/testenv"
+	dbv1 "github.com/operator-workshops/workshop/operators/database/api/v1"
+)
+
+func createDatabase(t *testing.T, ns, name string, spec dbv1.DatabaseSpec) *dbv1.Database {
+	t.Helper()
+	db := &dbv1.Database{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}, Spec: spec}
+	if err := k8s.Create(context.Background(), db); err != nil {
+		t.Fatalf("creating Database %s: %v", name, err)
+	}
+	return db
+}
+
+// getPod waits for the Database's Pod and returns it.
+func getPod(t *testing.T, db *dbv1.Database) *corev1.Pod {
+	t.Helper()
+	pod := &corev1.Pod{}
+	testenv.Eventually(t, "the Pod of "+db.Name, func(ctx context.Context) error {
+		return k8s.Get(ctx, client.ObjectKeyFromObject(db), pod)
+	})
+	return pod
+}
+
+// markRunning does what a kubelet would: envtest runs no node.
+func markRunning(t *testing.T, pod *corev1.Pod) {
+	t.Helper()
+	pod.Status.Phase = corev1.PodRunning
+	pod.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}}
+	if err := k8s.Status().Update(context.Background(), pod); err != nil {
+		t.Fatalf("marking Pod %s running: %v", pod.Name, err)
+	}
+}
+
+// waitCondition waits until the Database's condition typ has status and reason.
+func waitCondition(t *testing.T, db *dbv1.Database, typ string, status metav1.ConditionStatus, reason string) *dbv1.Database {
+	t.Helper()
+	got := &dbv1.Database{}
+	testenv.Eventually(t, fmt.Sprintf("%s %s=%s (%s)", db.Name, typ, status, reason), func(ctx context.Context) error {
+		if err := k8s.Get(ctx, client.ObjectKeyFromObject(db), got); err != nil {
+			return err
+		}
+		for _, c := range got.Status.Conditions {
+			if c.Type == typ && c.Status == status && c.Reason == reason {
+				return nil
+			}
+		}
+		return fmt.Errorf("conditions are %+v", got.Status.Conditions)
+	})
+	return got
+}
+
+func TestMongoBecomesPodAndNodePortService(t *testing.T) {
+	ns := namespace(t, nil)
+	db := createDatabase(t, ns, "mongo-db", dbv1.DatabaseSpec{Type: dbv1.Mongo})
+
+	pod := getPod(t, db)
+	if !metav1.IsControlledBy(pod, db) {
+		t.Errorf("Pod is not controlled by the Database: %+v", pod.OwnerReferences)
+	}
+	if img := pod.Spec.Containers[0].Image; img != "mongo:4.0" {
+		t.Errorf("image %s, want mongo:4.0", img)
+	}
+	waitCondition(t, db, conditions.Ready, metav1.ConditionFalse, ReasonPodPending)
+
+	svc := &corev1.Service{}
+	if err := k8s.Get(context.Background(), client.ObjectKeyFromObject(db), svc); err != nil {
+		t.Fatal(err)
+	}
+	if svc.Spec.Type != corev1.ServiceTypeNodePort || svc.Spec.Ports[0].NodePort == 0 || !metav1.IsControlledBy(svc, db) {
+		t.Errorf("want an owned NodePort Service with an allocated port, got %+v", svc.Spec)
+	}
+
+	markRunning(t, pod)
+	got := waitCondition(t, db, conditions.Ready, metav1.ConditionTrue, ReasonRunning)
+	if got.Status.NodePort != svc.Spec.Ports[0].NodePort {
+		t.Errorf("status.nodePort %d, Service has %d", got.Status.NodePort, svc.Spec.Ports[0].NodePort)
+	}
+	if got.Status.Message != "Pod and Service created by Database mongo-db" {
+		t.Errorf("message %q", got.Status.Message)
+	}
+	if got.Status.ObservedGeneration != got.Generation {
+		t.Errorf("observedGeneration %d, generation %d", got.Status.ObservedGeneration, got.Generation)
+	}
+}
+
+func TestBadInputIsRefusedAtAdmission(t *testing.T) {
+	ns := namespace(t, nil)
+	ctx := context.Background()
+	tests := []struct {
+		name    string
+		spec    map[string]any
+		message string
+	}{
+		{"no type", map[string]any{}, "spec.type: Required value"},
+		{"unknown type", map[string]any{"type": "postgres"}, `spec.type: Unsupported value: "postgres": supported values: "mongo", "mysql"`},
+		{"secret for mongo", map[string]any{"type": "mongo", "rootPasswordSecretRef": map[string]any{"name": "s"}}, "rootPasswordSecretRef is only for type mysql"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := k8s.Create(ctx, rawDatabase(ns, "bad", tt.spec))
+			if err == nil || !strings.Contains(err.Error(), tt.message) {
+				t.Fatalf("want an admission error containing %q, got %v", tt.message, err)
+			}
+		})
+	}
+
+	t.Run("type change", func(t *testing.T) {
+		db := createDatabase(t, ns, "immutable", dbv1.DatabaseSpec{Type: dbv1.Mongo})
+		db.Spec.Type = dbv1.MySQL
+		err := k8s.Update(ctx, db)
+		if want := "type is immutable: delete the Database and create it again with the other type"; err == nil || !strings.Contains(err.Error(), want) {
+			t.Fatalf("want %q, got %v", want, err)
+		}
+	})
+}
+
+// rawDatabase builds a Database from a free-form spec, so the API server, not
+// the Go types, judges it.
+func rawDatabase(ns, name string, spec map[string]any) client.Object {
+	u := &unstructured.Unstructured{Object: map[string]any{}}
+	u.SetAPIVersion(dbv1.GroupVersion.String())
+	u.SetKind("Database")
+	u.SetNamespace(ns)
+	u.SetName(name)
+	u.Object["spec"] = spec
+	return u
+}
+
+func TestMySQLGetsAGeneratedPasswordKeptSecret(t *testing.T) {
+	ns := namespace(t, nil)
+	db := createDatabase(t, ns, "mysql-db", dbv1.DatabaseSpec{Type: dbv1.MySQL})
+	pod := getPod(t, db)
+
+	secret := &corev1.Secret{}
+	if err := k8s.Get(context.Background(), types.NamespacedName{Namespace: ns, Name: "mysql-db-root-password"}, secret); err != nil {
+		t.Fatalf("the generated Secret: %v", err)
+	}
+	password := string(secret.Data["password"])
+	if len(password) < 20 || !metav1.IsControlledBy(secret, db) {
+		t.Fatalf("want an owned Secret with a long random password, got %d characters, owners %+v", len(password), secret.OwnerReferences)
+	}
+	env := pod.Spec.Containers[0].Env
+	if len(env) != 1 || env[0].Value != "" || env[0].ValueFrom.SecretKeyRef.Name != secret.Name {
+		t.Errorf("MYSQL_ROOT_PASSWORD must come from the Secret, got %+v", env)
+	}
+	if pod.Spec.Containers[0].Image != "mysql:8.0" || pod.Spec.Containers[0].Ports[0].ContainerPort != 3306 {
+		t.Errorf("want mysql:8.0 on 3306, got %+v", pod.Spec.Containers[0])
+	}
+
+	markRunning(t, pod)
+	got := waitCondition(t, db, conditions.Ready, metav1.ConditionTrue, ReasonRunning)
+	if got.Status.RootPasswordSecret != secret.Name {
+		t.Errorf("status.rootPasswordSecret %q, want %q", got.Status.RootPasswordSecret, secret.Name)
+	}
+	// The password appears in no status and no event.
+	var events eventsv1.EventList
+	if err := k8s.List(context.Background(), &events, client.InNamespace(ns)); err != nil {
+		t.Fatal(err)
+	}
+	if len(events.Items) == 0 {
+		t.Error("no events were recorded")
+	}
+	for _, e := range events.Items {
+		if strings.Contains(e.Note, password) {
+			t.Errorf("event %q shows the password", e.Note)
+		}
+	}
+	if strings.Contains(fmt.Sprintf("%+v", got.Status), password) {
+		t.Error("the status shows the password")
+	}
+}
+
+func TestMissingUserSecretIsReportedThenUsed(t *testing.T) {
+	ns := namespace(t, nil)
+	db := createDatabase(t, ns, "mine", dbv1.DatabaseSpec{
+		Type:                  dbv1.MySQL,
+		RootPasswordSecretRef: &dbv1.SecretKeyRef{Name: "my-root", Key: "pw"},
+	})
+	got := waitCondition(t, db, conditions.Degraded, metav1.ConditionTrue, ReasonSecretNotFound)
+	if msg := condition(got, conditions.Ready).Message; !strings.Contains(msg, `Secret "my-root" not found`) {
+		t.Errorf("the Ready message should name the Secret and the fix, got %q", msg)
+	}
+	if err := k8s.Get(context.Background(), client.ObjectKeyFromObject(db), &corev1.Pod{}); !apierrors.IsNotFound(err) {
+		t.Errorf("no Pod may start without its password, got %v", err)
+	}
+
+	// Creating the Secret is enough: the operator watches it.
+	secret := &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: "my-root", Namespace: ns},
+		StringData: map[string]string{"pw": "s3cret-pw"},
+	}
+	if err := k8s.Create(context.Background(), secret); err != nil {
+		t.Fatal(err)
+	}
+	pod := getPod(t, db)
+	if ref := pod.Spec.Containers[0].Env[0].ValueFrom.SecretKeyRef; ref.Name != "my-root" || ref.Key != "pw" {
+		t.Errorf("env refers to %+v, want my-root/pw", ref)
+	}
+}
+
+func TestEndedOrDeletedPodIsReplaced(t *testing.T) {
+	ns := namespace(t, nil)
+	db := createDatabase(t, ns, "healing", dbv1.DatabaseSpec{Type: dbv1.Mongo})
+	ctx := context.Background()
+
+	first := getPod(t, db)
+	first.Status.Phase = corev1.PodFailed
+	first.Status.Reason = "Evicted"
+	if err := k8s.Status().Update(ctx, first); err != nil {
+		t.Fatal(err)
+	}
+	second := waitNewPod(t, db, first.UID)
+
+	// envtest has no kubelet, so a deleted Pod goes at once: the operator
+	// must notice and create it again.
+	if err := k8s.Delete(ctx, second); err != nil {
+		t.Fatal(err)
+	}
+	waitNewPod(t, db, second.UID)
+}
+
+func waitNewPod(t *testing.T, db *dbv1.Database, old types.UID) *corev1.Pod {
+	t.Helper()
+	pod := &corev1.Pod{}
+	testenv.Eventually(t, "a new Pod replacing "+string(old), func(ctx context.Context) error {
+		if err := k8s.Get(ctx, client.ObjectKeyFromObject(db), pod); err != nil {
+			return err
+		}
+		if pod.UID == old {
+			return errors.New("still the old Pod")
+		}
+		return nil
+	})
+	return pod
+}
+
+func TestImageChangeReplacesPod(t *testing.T) {
+	ns := namespace(t, nil)
+	db := createDatabase(t, ns, "upgrade", dbv1.DatabaseSpec{Type: dbv1.Mongo})
+	first := getPod(t, db)
+	db.Spec.Image = "mongo:4.4"
+	if err := k8s.Update(context.Background(), db); err != nil {
+		t.Fatal(err)
+	}
+	if got := waitNewPod(t, db, first.UID); got.Spec.Containers[0].Image != "mongo:4.4" {
+		t.Errorf("new Pod runs %s, want mongo:4.4", got.Spec.Containers[0].Image)
+	}
+}
+
+func TestPodsPassRestrictedPodSecurity(t *testing.T) {
+	ns := namespace(t, map[string]string{"pod-security.kubernetes.io/enforce": "restricted"})
+	for _, typ := range []dbv1.Type{dbv1.Mongo, dbv1.MySQL} {
+		db := createDatabase(t, ns, string(typ), dbv1.DatabaseSpec{Type: typ})
+		getPod(t, db) // admitted by the API server's PodSecurity admission
+	}
+}
+
+func TestForeignPodIsNotTakenOver(t *testing.T) {
+	ns := namespace(t, nil)
+	ctx := context.Background()
+	foreign := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "taken", Namespace: ns},
+		Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "busybox"}}},
+	}
+	if err := k8s.Create(ctx, foreign); err != nil {
+		t.Fatal(err)
+	}
+	db := createDatabase(t, ns, "taken", dbv1.DatabaseSpec{Type: dbv1.Mongo})
+	waitCondition(t, db, conditions.Degraded, metav1.ConditionTrue, ReasonNameConflict)
+	if err := k8s.Get(ctx, client.ObjectKeyFromObject(foreign), foreign); err != nil || foreign.Spec.Containers[0].Image != "busybox" {
+		t.Errorf("the foreign Pod was changed: %v %+v", err, foreign.Spec.Containers)
+	}
+}
+
+func condition(db *dbv1.Database, typ string) metav1.Condition {
+	for _, c := range db.Status.Conditions {
+		if c.Type == typ {
+			return c
+		}
+	}
+	return metav1.Condition{}
+}

@@ -1,0 +1,254 @@
+package controller
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	metav1ac "k8s.io/client-go/applyconfigurations/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+
+	"github.com/operator-workshops/workshop/operators/common/apply"
+	"github.com/operator-workshops/workshop/operators/common/conditions"
+	"github.com/operator-workshops/workshop/operators/common/labels"
+	dbv1 "github.com/operator-workshops/workshop/operators/database/api/v1"
+)
+
+// blocked is a state only a person can fix, such as a missing Secret. It is
+// reported in the conditions instead of being retried: the watches bring the
+// Database back when the person acts.
+type blocked struct{ reason, message string }
+
+func (b *blocked) Error() string { return b.message }
+
+func block(reason, format string, args ...any) error {
+	return &blocked{reason: reason, message: fmt.Sprintf(format, args...)}
+}
+
+func (r *DatabaseReconciler) reconcileNormal(ctx context.Context, db *dbv1.Database) error {
+	err := r.reconcileChildren(ctx, db)
+	var b *blocked
+	if errors.As(err, &b) {
+		setNotReady(db, b.reason, b.message, true)
+		return nil
+	}
+	return err
+}
+
+// reconcileChildren creates or repairs the Secret, the Pod and the Service,
+// then reports what they look like.
+func (r *DatabaseReconciler) reconcileChildren(ctx context.Context, db *dbv1.Database) error {
+	ref, err := apply.ControllerReference(db, r.Scheme())
+	if err != nil {
+		return err
+	}
+	password, err := r.reconcileSecret(ctx, db)
+	if err != nil {
+		return err
+	}
+	pod, err := r.reconcilePod(ctx, db, password, ref)
+	if err != nil {
+		return err
+	}
+	svc, err := r.reconcileService(ctx, db, ref)
+	if err != nil {
+		return err
+	}
+	summarize(db, pod, svc)
+	return nil
+}
+
+// reconcileSecret returns the Secret key that holds the mysql root password,
+// generating the Secret when the spec names none. It returns nil for mongo.
+func (r *DatabaseReconciler) reconcileSecret(ctx context.Context, db *dbv1.Database) (*dbv1.SecretKeyRef, error) {
+	if db.Spec.Type != dbv1.MySQL {
+		db.Status.RootPasswordSecret = ""
+		return nil, nil
+	}
+	ref := db.Spec.RootPasswordSecretRef
+	generated := ref == nil
+	if generated {
+		ref = &dbv1.SecretKeyRef{Name: db.Name + generatedSecretSuffix, Key: defaultSecretKey}
+	}
+	db.Status.RootPasswordSecret = ref.Name
+
+	secret := &corev1.Secret{}
+	err := r.Get(ctx, types.NamespacedName{Namespace: db.Namespace, Name: ref.Name}, secret)
+	switch {
+	case apierrors.IsNotFound(err) && generated:
+		return ref, r.createPasswordSecret(ctx, db, ref)
+	case apierrors.IsNotFound(err):
+		return nil, block(ReasonSecretNotFound,
+			"Secret %q not found: create it with the root password under key %q, or remove spec.rootPasswordSecretRef to let the operator generate one",
+			ref.Name, ref.Key)
+	case err != nil:
+		return nil, err
+	case generated && !metav1.IsControlledBy(secret, db):
+		return nil, block(ReasonNameConflict,
+			"Secret %q exists and does not belong to Database %q: delete it, or name it in spec.rootPasswordSecretRef", ref.Name, db.Name)
+	}
+	if _, ok := secret.Data[ref.Key]; !ok {
+		return nil, block(ReasonSecretKeyAbsent, "Secret %q has no key %q: add the root password under that key", ref.Name, ref.Key)
+	}
+	return ref, nil
+}
+
+// createPasswordSecret stores a random root password. The Secret is only
+// ever created, never applied: applying would replace the password a running
+// server was initialised with.
+func (r *DatabaseReconciler) createPasswordSecret(ctx context.Context, db *dbv1.Database, ref *dbv1.SecretKeyRef) error {
+	secret := &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{
+			Name:      ref.Name,
+			Namespace: db.Namespace,
+			Labels:    labels.Standard(appName, db.Name, fieldOwner),
+		},
+		Type:       corev1.SecretTypeOpaque,
+		StringData: map[string]string{ref.Key: rand.Text()},
+	}
+	if err := controllerutil.SetControllerReference(db, secret, r.Scheme()); err != nil {
+		return err
+	}
+	if err := r.Create(ctx, secret, client.FieldOwner(fieldOwner)); err != nil {
+		return fmt.Errorf("creating Secret %s: %w", ref.Name, err)
+	}
+	r.Recorder.Eventf(db, secret, corev1.EventTypeNormal, "Created", "CreateSecret",
+		"Secret %s created with a generated root password", ref.Name)
+	return nil
+}
+
+// reconcilePod creates the Pod, and replaces it when it failed, ended, or was
+// built from another spec. It returns the Pod as last read, nil when absent.
+func (r *DatabaseReconciler) reconcilePod(ctx context.Context, db *dbv1.Database, password *dbv1.SecretKeyRef, ref *metav1ac.OwnerReferenceApplyConfiguration) (*corev1.Pod, error) {
+	image := db.Spec.Image
+	if image == "" {
+		image = r.Images[db.Spec.Type]
+	}
+	if image == "" {
+		image = DefaultImage(db.Spec.Type)
+	}
+	desired := podFor(db, image, password, ref)
+
+	pod := &corev1.Pod{}
+	err := r.Get(ctx, client.ObjectKeyFromObject(db), pod)
+	if apierrors.IsNotFound(err) {
+		if err := owner.Apply(ctx, r.Client, desired); err != nil {
+			return nil, err
+		}
+		r.Recorder.Eventf(db, nil, corev1.EventTypeNormal, "Created", "CreatePod", "Pod %s created (%s)", db.Name, image)
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if !metav1.IsControlledBy(pod, db) {
+		return nil, block(ReasonNameConflict,
+			"Pod %q exists and does not belong to Database %q: delete it or choose another name for the Database", pod.Name, db.Name)
+	}
+	if !pod.DeletionTimestamp.IsZero() {
+		return pod, nil // the delete event brings us back to create the new one
+	}
+	why := ""
+	switch {
+	case pod.Status.Phase == corev1.PodFailed || pod.Status.Phase == corev1.PodSucceeded:
+		why = fmt.Sprintf("it ended (phase %s, %s)", pod.Status.Phase, pod.Status.Reason)
+	case pod.Annotations[podSpecHashAnnotation] != desired.Annotations[podSpecHashAnnotation]:
+		why = "the Database spec changed"
+	}
+	if why == "" {
+		return pod, nil
+	}
+	if err := r.Delete(ctx, pod, client.Preconditions{UID: &pod.UID}); client.IgnoreNotFound(err) != nil {
+		return nil, err
+	}
+	r.Recorder.Eventf(db, pod, corev1.EventTypeWarning, "Recreating", "DeletePod", "Pod %s is replaced because %s", pod.Name, why)
+	now := metav1.Now()
+	pod.DeletionTimestamp = &now // report it as terminating
+	return pod, nil
+}
+
+// reconcileService applies the NodePort Service and returns it as stored.
+func (r *DatabaseReconciler) reconcileService(ctx context.Context, db *dbv1.Database, ref *metav1ac.OwnerReferenceApplyConfiguration) (*corev1.Service, error) {
+	svc := &corev1.Service{}
+	err := r.Get(ctx, client.ObjectKeyFromObject(db), svc)
+	created := apierrors.IsNotFound(err)
+	if err != nil && !created {
+		return nil, err
+	}
+	if !created && !metav1.IsControlledBy(svc, db) {
+		return nil, block(ReasonNameConflict,
+			"Service %q exists and does not belong to Database %q: delete it or choose another name for the Database", svc.Name, db.Name)
+	}
+	if err := owner.Apply(ctx, r.Client, serviceFor(db, ref)); err != nil {
+		return nil, err
+	}
+	if err := r.Get(ctx, client.ObjectKeyFromObject(db), svc); err != nil && !apierrors.IsNotFound(err) {
+		return nil, err
+	}
+	if created {
+		r.Recorder.Eventf(db, nil, corev1.EventTypeNormal, "Created", "CreateService",
+			"NodePort Service %s created, exposing on port %d", db.Name, nodePort(svc))
+	}
+	return svc, nil
+}
+
+// summarize writes the conditions and the workshop's message from what the
+// children look like now.
+func summarize(db *dbv1.Database, pod *corev1.Pod, svc *corev1.Service) {
+	db.Status.NodePort = nodePort(svc)
+	db.Status.Message = fmt.Sprintf("Pod and Service created by Database %s", db.Name)
+	switch {
+	case pod == nil:
+		setNotReady(db, ReasonPodPending, fmt.Sprintf("creating Pod %s", db.Name), false)
+	case !pod.DeletionTimestamp.IsZero():
+		setNotReady(db, ReasonPodTerminating, fmt.Sprintf("Pod %s is terminating and will be replaced", pod.Name), false)
+	case pod.Status.Phase != corev1.PodRunning:
+		setNotReady(db, ReasonPodPending, fmt.Sprintf("Pod %s is %s", pod.Name, pod.Status.Phase), false)
+	case !podReady(pod):
+		setNotReady(db, ReasonPodNotReady, fmt.Sprintf("Pod %s is running but not ready yet", pod.Name), false)
+	case db.Status.NodePort == 0:
+		setNotReady(db, ReasonPortPending, fmt.Sprintf("Service %s has no NodePort yet", db.Name), false)
+	default:
+		g := db.Generation
+		conditions.Set(&db.Status.Conditions, g, conditions.Ready, metav1.ConditionTrue, ReasonRunning,
+			"%s is ready on NodePort %d", db.Spec.Type, db.Status.NodePort)
+		conditions.Set(&db.Status.Conditions, g, conditions.Progressing, metav1.ConditionFalse, ReasonReconciled, "up to date")
+		conditions.Set(&db.Status.Conditions, g, conditions.Degraded, metav1.ConditionFalse, ReasonReconciled, "no problem found")
+	}
+}
+
+// setNotReady marks db not ready for reason. degraded says a person must act;
+// otherwise the operator is still progressing on its own.
+func setNotReady(db *dbv1.Database, reason, message string, degraded bool) {
+	g := db.Generation
+	conditions.Set(&db.Status.Conditions, g, conditions.Ready, metav1.ConditionFalse, reason, "%s", message)
+	if degraded {
+		conditions.Set(&db.Status.Conditions, g, conditions.Degraded, metav1.ConditionTrue, reason, "%s", message)
+		conditions.Set(&db.Status.Conditions, g, conditions.Progressing, metav1.ConditionFalse, reason, "waiting for a fix")
+		return
+	}
+	conditions.Set(&db.Status.Conditions, g, conditions.Progressing, metav1.ConditionTrue, reason, "%s", message)
+	conditions.Set(&db.Status.Conditions, g, conditions.Degraded, metav1.ConditionFalse, reason, "no problem found")
+}
+
+func podReady(pod *corev1.Pod) bool {
+	for _, c := range pod.Status.Conditions {
+		if c.Type == corev1.PodReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
+
+func nodePort(svc *corev1.Service) int32 {
+	if svc == nil || len(svc.Spec.Ports) == 0 {
+		return 0
+	}
+	return svc.Spec.Ports[0].NodePort
+}

@@ -1,0 +1,204 @@
+// Package cluster gives the e2e suites a cluster and the operators under
+// test, whatever the provider:
+//
+//   - E2E_PROVIDER=local (the default): the project's kwok cluster
+//     (scripts/cluster.sh), named by E2E_CLUSTER (default "e2e"), with its
+//     own kubeconfig file so the user's kubeconfig is left alone. Each
+//     operator runs as a local process, started exactly as the README says:
+//     `go run ./operators/<name>/cmd`.
+//   - E2E_PROVIDER=kind: a kind cluster (scripts/kind.sh), operators deployed
+//     in the cluster from their config/ manifests.
+//   - E2E_PROVIDER=kubeconfig: the cluster $KUBECONFIG names, operators run
+//     as local processes.
+//
+// E2E_KEEP_CLUSTER=1 leaves a local or kind cluster running after the tests.
+package cluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"sigs.k8s.io/e2e-framework/pkg/env"
+	"sigs.k8s.io/e2e-framework/pkg/envconf"
+
+	"github.com/operator-workshops/workshop/operators/common/testenv"
+)
+
+// Provider is where the tests run.
+type Provider string
+
+// The providers E2E_PROVIDER selects.
+const (
+	Local      Provider = "local"
+	Kind       Provider = "kind"
+	Kubeconfig Provider = "kubeconfig"
+)
+
+// FromEnv returns the provider E2E_PROVIDER names.
+func FromEnv() (Provider, error) {
+	switch p := Provider(os.Getenv("E2E_PROVIDER")); p {
+	case "":
+		return Local, nil
+	case Local, Kind, Kubeconfig:
+		return p, nil
+	default:
+		return "", fmt.Errorf("E2E_PROVIDER=%s: want local, kind or kubeconfig", p)
+	}
+}
+
+// Suite is the state of one test binary's cluster and operators.
+type Suite struct {
+	Provider Provider
+	Root     string
+	name     string
+	procs    []*exec.Cmd
+}
+
+// New returns the suite for the provider E2E_PROVIDER names.
+func New() (*Suite, error) {
+	p, err := FromEnv()
+	if err != nil {
+		return nil, err
+	}
+	root, err := testenv.RepoRoot()
+	if err != nil {
+		return nil, err
+	}
+	name := os.Getenv("E2E_CLUSTER")
+	if name == "" {
+		name = "e2e"
+	}
+	return &Suite{Provider: p, Root: root, name: name}, nil
+}
+
+// Kubeconfig returns the kubeconfig file the suite's cluster is reached with.
+func (s *Suite) Kubeconfig() string {
+	if s.Provider == Kubeconfig {
+		return os.Getenv("KUBECONFIG")
+	}
+	return filepath.Join(s.Root, "bin", "kubeconfig-"+string(s.Provider)+"-"+s.name)
+}
+
+// Command returns a command run from the repository root with the project's
+// bin/ first on PATH and KUBECONFIG pointing at the suite's cluster.
+func (s *Suite) Command(ctx context.Context, name string, args ...string) *exec.Cmd {
+	cmd := exec.CommandContext(ctx, name, args...)
+	cmd.Dir = s.Root
+	cmd.Env = append(os.Environ(),
+		"PATH="+filepath.Join(s.Root, "bin")+string(os.PathListSeparator)+os.Getenv("PATH"),
+		"KUBECONFIG="+s.Kubeconfig())
+	return cmd
+}
+
+// Run runs a command like Command and returns its combined output, with the
+// output in the error when it fails.
+func (s *Suite) Run(ctx context.Context, name string, args ...string) (string, error) {
+	out, err := s.Command(ctx, name, args...).CombinedOutput()
+	if err != nil {
+		return string(out), fmt.Errorf("%s %s: %w\n%s", name, strings.Join(args, " "), err, out)
+	}
+	return string(out), nil
+}
+
+// Setup brings the cluster up, installs the CRDs and starts the operators.
+func (s *Suite) Setup(operators ...string) env.Func {
+	return func(ctx context.Context, cfg *envconf.Config) (context.Context, error) {
+		var err error
+		switch s.Provider {
+		case Local:
+			_, err = s.Run(ctx, "scripts/cluster.sh", "up", s.name)
+		case Kind:
+			_, err = s.Run(ctx, "scripts/kind.sh", "up", s.name)
+		case Kubeconfig:
+			if s.Kubeconfig() == "" {
+				err = errors.New("E2E_PROVIDER=kubeconfig needs KUBECONFIG")
+			}
+		}
+		if err != nil {
+			return ctx, err
+		}
+		cfg.WithKubeconfigFile(s.Kubeconfig())
+		if _, err := s.Run(ctx, "kubectl", "apply", "--server-side", "-f", "crds/"); err != nil {
+			return ctx, err
+		}
+		if _, err := s.Run(ctx, "kubectl", "wait", "--for=condition=Established", "--timeout=60s", "-f", "crds/"); err != nil {
+			return ctx, err
+		}
+		for _, op := range operators {
+			if err := s.startOperator(ctx, op); err != nil {
+				return ctx, err
+			}
+		}
+		return ctx, nil
+	}
+}
+
+// startOperator runs one operator: in the cluster on kind, else as a local
+// process started with the README's `go run` command, in a process group of
+// its own so that stopping it stops the compiled child too.
+func (s *Suite) startOperator(ctx context.Context, op string) error {
+	if s.Provider == Kind {
+		_, err := s.Run(ctx, "scripts/kind.sh", "deploy", s.name, op)
+		return err
+	}
+	logs := filepath.Join(s.Root, "bin", "logs")
+	if err := os.MkdirAll(logs, 0o755); err != nil {
+		return err
+	}
+	log, err := os.Create(filepath.Join(logs, "e2e-"+op+".log"))
+	if err != nil {
+		return err
+	}
+	// The tests' context ends with Setup; the operator lives until Finish.
+	cmd := s.Command(context.Background(), "go", "run", "./operators/"+op+"/cmd",
+		"--kubeconfig="+s.Kubeconfig(), "--health-probe-bind-address=0")
+	cmd.Stdout, cmd.Stderr = log, log
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("starting the %s operator: %w", op, err)
+	}
+	s.procs = append(s.procs, cmd)
+	return nil
+}
+
+// Finish stops the operators and, unless E2E_KEEP_CLUSTER=1, the cluster.
+func (s *Suite) Finish() env.Func {
+	return func(ctx context.Context, cfg *envconf.Config) (context.Context, error) {
+		for _, p := range s.procs {
+			stopGroup(p)
+		}
+		if os.Getenv("E2E_KEEP_CLUSTER") == "1" {
+			return ctx, nil
+		}
+		var err error
+		switch s.Provider {
+		case Local:
+			_, err = s.Run(ctx, "scripts/cluster.sh", "down", s.name)
+		case Kind:
+			_, err = s.Run(ctx, "scripts/kind.sh", "down", s.name)
+		}
+		return ctx, err
+	}
+}
+
+// stopGroup sends SIGINT to the process group, as Ctrl-C would, and kills it
+// when it has not exited after ten seconds.
+func stopGroup(cmd *exec.Cmd) {
+	pgid := cmd.Process.Pid
+	_ = syscall.Kill(-pgid, syscall.SIGINT)
+	done := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		_ = syscall.Kill(-pgid, syscall.SIGKILL)
+		<-done
+	}
+}
