@@ -2,8 +2,8 @@
 # Builds, from Go modules only, every binary the project runs: the Kubernetes
 # control plane and kubectl, etcd, kwok/kwokctl, controller-gen and
 # golangci-lint. Versions live in scripts/tools/<name>/go.mod, checksums in the
-# go.sum beside it. A tool is rebuilt only when its module files or this script
-# change, so second runs take well under a second.
+# go.sum beside it. A tool is rebuilt only when its module files or its build
+# flags change, so second runs take well under a second.
 #
 # usage: scripts/build-tools.sh [kubernetes|etcd|kwok|controller-gen|golangci-lint]...
 set -euo pipefail
@@ -40,20 +40,23 @@ ldflags() {
 }
 
 build() {
-	local tool=$1 dir="$root/scripts/tools/$1" stamp want b missing=0
-	want=$(cat "$dir/go.mod" "$dir/go.sum" "${BASH_SOURCE[0]}" | sha256sum | cut -d' ' -f1)
+	local tool=$1 dir="$root/scripts/tools/$1" stamp want b flags missing=0
+	flags="-s -w $(ldflags "$tool")"
+	want=$( (cat "$dir/go.mod" "$dir/go.sum"; echo "$flags") | sha256sum | cut -d' ' -f1)
 	stamp="$bin/.stamp-$tool"
 	for b in $(binaries "$tool"); do [ -x "$bin/$b" ] || missing=1; done
 	if [ $missing = 0 ] && [ "$(cat "$stamp" 2>/dev/null)" = "$want" ]; then
 		return 0
 	fi
 	local hint=""
-	[ "$tool" = kubernetes ] && hint=" (the first build takes about 5 minutes on 2 cores)"
+	[ "$tool" = kubernetes ] && hint=" (the first build takes 5 to 10 minutes on 2 cores)"
 	echo "build-tools: building $(binaries "$tool") into $bin$hint" >&2
 	local start=$SECONDS
 	# The tool directive names the packages; go build -o DIR writes one binary each.
 	(cd "$dir" && GOWORK=off GOFLAGS=-mod=readonly CGO_ENABLED=0 \
-		go build -trimpath -ldflags "-s -w $(ldflags "$tool")" -o "$bin/" tool)
+		go build -trimpath -ldflags "$flags" -o "$bin/" tool)
+	# go names a binary after its package path: etcd's server is ".../server/v3".
+	if [ "$tool" = etcd ]; then mv -f "$bin/server" "$bin/etcd"; fi
 	echo "$want" >"$stamp"
 	echo "build-tools: $tool ready in $((SECONDS - start))s" >&2
 }

@@ -124,8 +124,9 @@ func TestBadInputIsRefusedAtAdmission(t *testing.T) {
 
 	t.Run("type change", func(t *testing.T) {
 		db := createDatabase(t, ns, "immutable", dbv1.DatabaseSpec{Type: dbv1.Mongo})
+		patch := client.MergeFrom(db.DeepCopy())
 		db.Spec.Type = dbv1.MySQL
-		err := k8s.Update(ctx, db)
+		err := k8s.Patch(ctx, db, patch)
 		if want := "type is immutable: delete the Database and create it again with the other type"; err == nil || !strings.Contains(err.Error(), want) {
 			t.Fatalf("want %q, got %v", want, err)
 		}
@@ -256,8 +257,9 @@ func TestImageChangeReplacesPod(t *testing.T) {
 	ns := namespace(t, nil)
 	db := createDatabase(t, ns, "upgrade", dbv1.DatabaseSpec{Type: dbv1.Mongo})
 	first := getPod(t, db)
+	patch := client.MergeFrom(db.DeepCopy())
 	db.Spec.Image = "mongo:4.4"
-	if err := k8s.Update(context.Background(), db); err != nil {
+	if err := k8s.Patch(context.Background(), db, patch); err != nil {
 		t.Fatal(err)
 	}
 	if got := waitNewPod(t, db, first.UID); got.Spec.Containers[0].Image != "mongo:4.4" {

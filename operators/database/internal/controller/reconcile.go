@@ -56,11 +56,11 @@ func (r *DatabaseReconciler) reconcileChildren(ctx context.Context, db *dbv1.Dat
 	if err != nil {
 		return err
 	}
-	svc, err := r.reconcileService(ctx, db, ref)
+	port, err := r.reconcileService(ctx, db, ref)
 	if err != nil {
 		return err
 	}
-	summarize(db, pod, svc)
+	summarize(db, pod, port)
 	return nil
 }
 
@@ -173,35 +173,39 @@ func (r *DatabaseReconciler) reconcilePod(ctx context.Context, db *dbv1.Database
 	return pod, nil
 }
 
-// reconcileService applies the NodePort Service and returns it as stored.
-func (r *DatabaseReconciler) reconcileService(ctx context.Context, db *dbv1.Database, ref *metav1ac.OwnerReferenceApplyConfiguration) (*corev1.Service, error) {
+// reconcileService applies the NodePort Service and returns the NodePort the
+// API server allocated, read from the apply response (the cache may not have
+// seen the Service yet).
+func (r *DatabaseReconciler) reconcileService(ctx context.Context, db *dbv1.Database, ref *metav1ac.OwnerReferenceApplyConfiguration) (int32, error) {
 	svc := &corev1.Service{}
 	err := r.Get(ctx, client.ObjectKeyFromObject(db), svc)
 	created := apierrors.IsNotFound(err)
 	if err != nil && !created {
-		return nil, err
+		return 0, err
 	}
 	if !created && !metav1.IsControlledBy(svc, db) {
-		return nil, block(ReasonNameConflict,
+		return 0, block(ReasonNameConflict,
 			"Service %q exists and does not belong to Database %q: delete it or choose another name for the Database", svc.Name, db.Name)
 	}
-	if err := owner.Apply(ctx, r.Client, serviceFor(db, ref)); err != nil {
-		return nil, err
+	applied := serviceFor(db, ref)
+	if err := owner.Apply(ctx, r.Client, applied); err != nil {
+		return 0, err
 	}
-	if err := r.Get(ctx, client.ObjectKeyFromObject(db), svc); err != nil && !apierrors.IsNotFound(err) {
-		return nil, err
+	var port int32
+	if ports := applied.Spec.Ports; len(ports) > 0 && ports[0].NodePort != nil {
+		port = *ports[0].NodePort
 	}
 	if created {
 		r.Recorder.Eventf(db, nil, corev1.EventTypeNormal, "Created", "CreateService",
-			"NodePort Service %s created, exposing on port %d", db.Name, nodePort(svc))
+			"NodePort Service %s created, exposing on port %d", db.Name, port)
 	}
-	return svc, nil
+	return port, nil
 }
 
 // summarize writes the conditions and the workshop's message from what the
 // children look like now.
-func summarize(db *dbv1.Database, pod *corev1.Pod, svc *corev1.Service) {
-	db.Status.NodePort = nodePort(svc)
+func summarize(db *dbv1.Database, pod *corev1.Pod, nodePort int32) {
+	db.Status.NodePort = nodePort
 	db.Status.Message = fmt.Sprintf("Pod and Service created by Database %s", db.Name)
 	switch {
 	case pod == nil:
@@ -244,11 +248,4 @@ func podReady(pod *corev1.Pod) bool {
 		}
 	}
 	return false
-}
-
-func nodePort(svc *corev1.Service) int32 {
-	if svc == nil || len(svc.Spec.Ports) == 0 {
-		return 0
-	}
-	return svc.Spec.Ports[0].NodePort
 }

@@ -2,6 +2,7 @@ package controller
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"os"
 	"testing"
@@ -28,6 +29,7 @@ func TestMain(m *testing.M) {
 }
 
 func runSuite(m *testing.M) int {
+	flag.Parse()
 	if testing.Short() {
 		// go test -short runs the unit tests only.
 		return m.Run()

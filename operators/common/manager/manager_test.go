@@ -1,0 +1,42 @@
+package manager
+
+import (
+	"flag"
+	"reflect"
+	"testing"
+)
+
+func TestNamespaceFlag(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+		want []string
+	}{
+		{"none: every namespace", nil, nil},
+		{"one", []string{"--namespace=etc2"}, []string{"etc2"}},
+		{"commas and repeats", []string{"--namespace", "a, b", "--namespace=c"}, []string{"a", "b", "c"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var o Options
+			fs := flag.NewFlagSet("test", flag.ContinueOnError)
+			o.BindFlags(fs, Operator{Name: "test"})
+			if err := fs.Parse(tt.args); err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(o.Namespaces, tt.want) {
+				t.Errorf("namespaces %q, want %q", o.Namespaces, tt.want)
+			}
+		})
+	}
+}
+
+func TestDefaultProbeAddress(t *testing.T) {
+	for _, tt := range []struct{ given, want string }{{"", ":8081"}, {":8090", ":8090"}} {
+		var o Options
+		o.BindFlags(flag.NewFlagSet("test", flag.ContinueOnError), Operator{Name: "test", DefaultProbeAddr: tt.given})
+		if o.ProbeAddr != tt.want {
+			t.Errorf("DefaultProbeAddr %q gives %q, want %q", tt.given, o.ProbeAddr, tt.want)
+		}
+	}
+}

@@ -1,0 +1,49 @@
+package status
+
+import (
+	"context"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
+)
+
+func TestPatchIfChanged(t *testing.T) {
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "ns"}}
+	writes := 0
+	c := fake.NewClientBuilder().
+		WithObjects(pod).
+		WithStatusSubresource(pod).
+		WithInterceptorFuncs(interceptor.Funcs{
+			SubResourcePatch: func(ctx context.Context, c client.Client, sub string, obj client.Object, p client.Patch, opts ...client.SubResourcePatchOption) error {
+				writes++
+				return c.SubResource(sub).Patch(ctx, obj, p, opts...)
+			},
+		}).Build()
+	ctx := context.Background()
+
+	got := &corev1.Pod{}
+	if err := c.Get(ctx, client.ObjectKeyFromObject(pod), got); err != nil {
+		t.Fatal(err)
+	}
+	before := got.DeepCopy()
+	got.Labels = map[string]string{"spec": "changes are not status"}
+	if err := PatchIfChanged(ctx, c, before, got); err != nil || writes != 0 {
+		t.Fatalf("unchanged status: err %v, %d writes, want none", err, writes)
+	}
+
+	got.Status.Message = "changed"
+	if err := PatchIfChanged(ctx, c, before, got); err != nil || writes != 1 {
+		t.Fatalf("changed status: err %v, %d writes, want 1", err, writes)
+	}
+	stored := &corev1.Pod{}
+	if err := c.Get(ctx, client.ObjectKeyFromObject(pod), stored); err != nil {
+		t.Fatal(err)
+	}
+	if stored.Status.Message != "changed" {
+		t.Errorf("stored status message %q, want %q", stored.Status.Message, "changed")
+	}
+}
