@@ -18,7 +18,7 @@ OPERATORS := $(patsubst operators/%/cmd/main.go,%,$(wildcard operators/*/cmd/mai
 .PHONY: help
 help: ## Show this help.
 	@awk 'BEGIN {FS = ":.*##"; printf "Usage: make \033[36m<target>\033[0m\n"} \
-		/^[a-zA-Z_-]+:.*?##/ { printf "  \033[36m%-18s\033[0m %s\n", $$1, $$2 } \
+		/^[a-zA-Z0-9_-]+:.*?##/ { printf "  \033[36m%-18s\033[0m %s\n", $$1, $$2 } \
 		/^##@/ { printf "\n\033[1m%s\033[0m\n", substr($$0, 5) }' $(MAKEFILE_LIST)
 
 .PHONY: tools
@@ -73,7 +73,7 @@ test-integration: ## envtest integration tests against the project-built kube-ap
 .PHONY: test-e2e
 test-e2e: ## End-to-end tests on a local cluster (E2E_PROVIDER=local|kind|kubeconfig).
 	scripts/build-tools.sh kubernetes etcd kwok
-	cd tests && go test -count=1 -timeout 30m ./... $(E2E_ARGS)
+	cd tests && go test -count=1 -p 1 -timeout 30m ./... $(E2E_ARGS)
 
 ##@ Cluster
 

@@ -7,17 +7,20 @@
 package v1
 
 import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"sigs.k8s.io/controller-runtime/pkg/scheme"
 )
 
-var (
-	// GroupVersion is the group and version of this API.
-	GroupVersion = schema.GroupVersion{Group: "zalando.org", Version: "v1"}
+// GroupVersion is the group and version of this API.
+var GroupVersion = schema.GroupVersion{Group: "zalando.org", Version: "v1"}
 
-	// SchemeBuilder registers this API's types with a scheme.
-	SchemeBuilder = &scheme.Builder{GroupVersion: GroupVersion}
+var schemeBuilder = runtime.NewSchemeBuilder(func(s *runtime.Scheme) error {
+	s.AddKnownTypes(GroupVersion, &Database{}, &DatabaseList{})
+	metav1.AddToGroupVersion(s, GroupVersion)
+	return nil
+})
 
-	// AddToScheme adds this API's types to a scheme.
-	AddToScheme = SchemeBuilder.AddToScheme
-)
+// AddToScheme adds this API's types to a scheme. The package depends on
+// apimachinery only, so that clients can import it cheaply.
+var AddToScheme = schemeBuilder.AddToScheme

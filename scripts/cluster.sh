@@ -1,0 +1,213 @@
+#!/usr/bin/env bash
+# Runs the workshop's local cluster with no container runtime and no download:
+# a real control plane (etcd, kube-apiserver, kube-controller-manager,
+# kube-scheduler, built from source by build-tools.sh) whose nodes and pods are
+# simulated by kwok, plus scripts/local-provisioner so PersistentVolumeClaims
+# bind. Learners with Docker use scripts/kind.sh instead; the tests run on both.
+#
+# usage: scripts/cluster.sh up|down|kubeconfig [NAME]
+#   up          create, start or reuse cluster NAME, make kwok-NAME kubectl's
+#               current context, wait for its nodes and default ServiceAccount
+#   down        delete cluster NAME and stop its provisioner (no error if absent)
+#   kubeconfig  print the path of a kubeconfig file for NAME alone
+# NAME defaults to $CLUSTER_NAME, else "workshop"; $CLUSTER_NODES fake nodes (1).
+set -euo pipefail
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+bin=${BIN:-$root/bin}
+export PATH="$bin:$PATH"
+
+cmd=${1:-}
+name=${2:-${CLUSTER_NAME:-workshop}}
+nodes=${CLUSTER_NODES:-1}
+context=kwok-$name
+# kwokctl keeps each cluster's files, pids and logs here; so do we.
+dir=${KWOK_WORKDIR:-$HOME/.kwok}/clusters/$name
+own_kubeconfig=$dir/kubeconfig-$name.yaml
+pidfile=$dir/local-provisioner.pid
+# Like kind, add the context to the first file of $KUBECONFIG, else ~/.kube/config.
+user_kubeconfig=${KUBECONFIG:-$HOME/.kube/config}
+user_kubeconfig=${user_kubeconfig%%:*}
+
+say() { echo "cluster.sh: $*" >&2; }
+# kwokctl logs JSON when not on a terminal; the lines this script says suffice.
+kctl() { kwokctl -v WARN --name "$name" "$@"; }
+die() { say "$*"; exit 1; }
+
+exists() { [ -f "$dir/kwok.yaml" ]; }
+
+# healthy writes the cluster's own kubeconfig and asks the apiserver /readyz.
+healthy() {
+	write_kubeconfig 2>/dev/null &&
+		kubectl --kubeconfig "$own_kubeconfig" get --raw /readyz --request-timeout=5s >/dev/null 2>&1
+}
+
+write_kubeconfig() {
+	local tmp=$own_kubeconfig.tmp
+	kctl get kubeconfig >"$tmp" && mv "$tmp" "$own_kubeconfig"
+}
+
+create() {
+	local version
+	version=$(cd "$root/scripts/tools/kubernetes" && GOWORK=off go list -m -f '{{.Version}}' k8s.io/kubernetes)
+	# Every binary is given, and KWOK_KUBE_VERSION matches them, so kwokctl
+	# downloads nothing; kubectl it finds on PATH.
+	KWOK_KUBE_VERSION=$version kctl create cluster --runtime binary \
+		--kube-apiserver-binary "$bin/kube-apiserver" \
+		--kube-controller-manager-binary "$bin/kube-controller-manager" \
+		--kube-scheduler-binary "$bin/kube-scheduler" \
+		--etcd-binary "$bin/etcd" \
+		--kwok-controller-binary "$bin/kwok" \
+		--kubeconfig "$user_kubeconfig" \
+		--timeout 5m
+}
+
+# poll SECONDS COMMAND...: runs COMMAND every half second until it succeeds;
+# fails after SECONDS.
+poll() {
+	local timeout=$1 start=$SECONDS
+	shift
+	until "$@" >/dev/null 2>&1; do
+		[ $((SECONDS - start)) -lt "$timeout" ] || return 1
+		sleep 0.5
+	done
+}
+
+# wait_until DESCRIPTION SECONDS COMMAND...: polls COMMAND and says how long it took.
+wait_until() {
+	local what=$1 timeout=$2 start=$SECONDS
+	shift 2
+	poll "$timeout" "$@" || die "timed out after ${timeout}s waiting for $what"
+	say "$what ($((SECONDS - start))s)"
+}
+
+# set_context makes the cluster's context current in the user's kubeconfig.
+# kwokctl adds it only when it creates a cluster; a reused one may have lost it,
+# so write the same entries kwokctl writes: its pki files and the server.
+set_context() {
+	local server u=(kubectl --kubeconfig "$user_kubeconfig" config)
+	server=$(kubectl --kubeconfig "$own_kubeconfig" config view -o 'jsonpath={.clusters[0].cluster.server}')
+	mkdir -p "$(dirname "$user_kubeconfig")"
+	"${u[@]}" set-cluster "$context" --server "$server" --certificate-authority "$dir/pki/ca.crt" >/dev/null
+	"${u[@]}" set-credentials "$context" --client-certificate "$dir/pki/admin.crt" --client-key "$dir/pki/admin.key" >/dev/null
+	"${u[@]}" set-context "$context" --cluster "$context" --user "$context" >/dev/null
+	"${u[@]}" use-context "$context" >/dev/null
+}
+
+provisioner_running() {
+	local pid
+	pid=$(cat "$pidfile" 2>/dev/null) || return 1
+	# The command line check guards against a recycled pid.
+	grep -q local-provisioner "/proc/$pid/cmdline" 2>/dev/null
+}
+
+stop_provisioner() {
+	provisioner_running || { rm -f "$pidfile"; return 0; }
+	local pid tries=50
+	pid=$(cat "$pidfile")
+	kill "$pid" 2>/dev/null || true # it may have just exited
+	while provisioner_running && [ $((tries -= 1)) -gt 0 ]; do sleep 0.1; done
+	rm -f "$pidfile"
+	say "stopped provisioner (pid $pid)"
+}
+
+# build_provisioner rebuilds bin/local-provisioner when its sources changed,
+# and then stops the running one so that up starts the new build.
+build_provisioner() {
+	local src=$root/scripts/local-provisioner want
+	want=$(cat "$src"/go.mod "$src"/go.sum "$src"/*.go | sha256sum | cut -d' ' -f1)
+	if [ -x "$bin/local-provisioner" ] && [ "$(cat "$bin/.stamp-local-provisioner" 2>/dev/null)" = "$want" ]; then
+		return 0
+	fi
+	say "building local-provisioner"
+	(cd "$src" && GOWORK=off GOFLAGS=-mod=readonly CGO_ENABLED=0 go build -trimpath -o "$bin/local-provisioner" .)
+	echo "$want" >"$bin/.stamp-local-provisioner"
+	stop_provisioner
+}
+
+# start_provisioner runs it in a session of its own, so it outlives this script
+# and its terminal, as kwokctl's own components do.
+start_provisioner() {
+	setsid nohup "$bin/local-provisioner" --kubeconfig "$own_kubeconfig" \
+		</dev/null >>"$dir/local-provisioner.log" 2>&1 &
+	echo $! >"$pidfile"
+	say "started provisioner (pid $!, log $dir/local-provisioner.log)"
+}
+
+up() {
+	local start=$SECONDS did
+	"$root/scripts/build-tools.sh" kubernetes etcd kwok
+	build_provisioner
+	if exists && healthy; then
+		did="reused running cluster"
+	else
+		if exists; then
+			say "cluster $name exists but its apiserver does not answer: starting it"
+			stop_provisioner # it would keep talking to the old apiserver
+			# kwokctl returns once the processes run, before the apiserver is ready.
+			if kctl start cluster --timeout 30s && poll 30 healthy; then
+				did="started stopped cluster"
+			else
+				say "cluster $name does not start: recreating it"
+				down
+			fi
+		fi
+		if [ -z "${did:-}" ]; then
+			say "creating cluster $name"
+			create
+			did="created cluster"
+		fi
+		wait_until "apiserver ready" 120 healthy
+	fi
+	write_kubeconfig
+	set_context
+	local k=(kubectl --kubeconfig "$own_kubeconfig")
+	if [ "$("${k[@]}" get nodes --no-headers 2>/dev/null | wc -l)" -lt "$nodes" ]; then
+		kctl scale node --replicas "$nodes"
+		say "scaled to $nodes fake node(s)"
+	fi
+	provisioner_running || start_provisioner
+
+	wait_until "nodes Ready" 120 "${k[@]}" wait --for=condition=Ready node --all --timeout=2s
+	wait_until "ServiceAccount default/default exists" 120 "${k[@]}" get serviceaccount default -n default
+	wait_until "StorageClass standard exists" 60 "${k[@]}" get storageclass standard
+	say "$did $name in $((SECONDS - start))s; kubectl context $context, kubeconfig $own_kubeconfig"
+}
+
+# unset_context removes what set_context wrote, as kind does on delete;
+# kwokctl does too, but only for a cluster that still exists.
+unset_context() {
+	local u=(kubectl --kubeconfig "$user_kubeconfig" config)
+	[ -f "$user_kubeconfig" ] || return 0
+	if [ "$("${u[@]}" current-context 2>/dev/null)" = "$context" ]; then
+		"${u[@]}" unset current-context >/dev/null
+	fi
+	"${u[@]}" delete-context "$context" >/dev/null 2>&1 || true
+	"${u[@]}" delete-cluster "$context" >/dev/null 2>&1 || true
+	"${u[@]}" delete-user "$context" >/dev/null 2>&1 || true
+}
+
+down() {
+	stop_provisioner
+	if exists; then
+		kctl delete cluster --kubeconfig "$user_kubeconfig"
+		say "deleted cluster $name"
+	else
+		say "cluster $name does not exist"
+	fi
+	unset_context
+}
+
+case $cmd in
+up) up ;;
+down) down ;;
+kubeconfig)
+	exists || die "cluster $name does not exist: run scripts/cluster.sh up $name"
+	write_kubeconfig
+	echo "$own_kubeconfig"
+	;;
+*)
+	sed -n '/^# usage:/,/^set -euo/{/^set/d;s/^# \{0,1\}//;p}' "${BASH_SOURCE[0]}" >&2
+	exit 2
+	;;
+esac

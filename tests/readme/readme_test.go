@@ -1,0 +1,183 @@
+// Package readme runs the commands README.md gives, as a reader would type
+// them, on a local cluster of their own and with a kubeconfig of their own,
+// so the README cannot drift from what works.
+package readme
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/operator-workshops/workshop/operators/common/testenv"
+)
+
+const cluster = "readme"
+
+type reader struct {
+	t      *testing.T
+	root   string
+	env    []string
+	readme string
+}
+
+func newReader(t *testing.T) *reader {
+	root, err := testenv.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	readme, err := os.ReadFile(filepath.Join(root, "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &reader{t: t, root: root, readme: string(readme), env: append(os.Environ(),
+		"CLUSTER_NAME="+cluster,
+		"KUBECONFIG="+kubeconfig,
+		"PATH="+filepath.Join(root, "bin")+string(os.PathListSeparator)+os.Getenv("PATH"),
+	)}
+}
+
+// kubeconfig is the readers' own, so the tests leave the user's alone.
+var kubeconfig string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "readme-")
+	if err != nil {
+		panic(err)
+	}
+	kubeconfig = filepath.Join(dir, "kubeconfig")
+	code := m.Run()
+	root, err := testenv.RepoRoot()
+	if err != nil {
+		panic(err)
+	}
+	down := exec.Command(filepath.Join(root, "scripts", "cluster.sh"), "down", cluster)
+	down.Env = append(os.Environ(), "KUBECONFIG="+kubeconfig)
+	if out, err := down.CombinedOutput(); err != nil {
+		fmt.Fprintf(os.Stderr, "%s", out)
+		code = 1
+	}
+	_ = os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// shown fails the test unless the README shows line as a command.
+func (r *reader) shown(line string) {
+	r.t.Helper()
+	if !strings.Contains(r.readme, "\n"+line) {
+		r.t.Fatalf("README.md no longer shows `%s`: update this test with the README", line)
+	}
+}
+
+// run runs a shell command line from the README in the repository root and
+// returns its output, failing the test when it fails.
+func (r *reader) run(line string) string {
+	r.t.Helper()
+	r.shown(strings.TrimPrefix(line, "RUN_EXIT_WHEN_READY=1 "))
+	return r.runUnshown(line)
+}
+
+// runUnshown runs a command the README does not show, a check of the test's.
+func (r *reader) runUnshown(line string) string {
+	r.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "bash", "-c", line)
+	cmd.Dir, cmd.Env = r.root, r.env
+	start := time.Now()
+	out, err := cmd.CombinedOutput()
+	r.t.Logf("$ %s  (%s)\n%s", line, time.Since(start).Round(time.Millisecond), out)
+	if err != nil {
+		r.t.Fatalf("%s: %v", line, err)
+	}
+	return string(out)
+}
+
+func TestQuickStart(t *testing.T) {
+	r := newReader(t)
+	out := r.run("RUN_EXIT_WHEN_READY=1 make run")
+	for _, want := range []string{"database.zalando.org/mongo-db: Ready", "pod/mongo-db", "service/mongo-db"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("make run did not show %q", want)
+		}
+	}
+	// The table kubectl prints: mongo-db of type mongo, Ready, with its port.
+	if !containsRow(out, "mongo-db", "mongo", "True") {
+		t.Errorf("make run did not show mongo-db Ready in `kubectl get databases`")
+	}
+	if !containsRow(out, "service/mongo-db", "NodePort", "27017:") {
+		t.Errorf("make run did not show the NodePort Service of mongo-db")
+	}
+
+	// A second cluster-up reuses the running cluster.
+	start := time.Now()
+	r.run("make cluster-up")
+	if d := time.Since(start); d > 30*time.Second {
+		t.Errorf("a second make cluster-up took %s; it should reuse the cluster", d)
+	}
+
+	// The seed's cascade delete, with make run's operators stopped: the
+	// garbage collector removes the Pod and the Service.
+	r.run("kubectl delete -f operators/database/config/samples/mongo-db.yaml")
+	r.runUnshown("kubectl wait --for=delete pod/mongo-db service/mongo-db --timeout=120s")
+}
+
+// containsRow reports whether a line of out holds every field, in order.
+func containsRow(out string, fields ...string) bool {
+	for _, line := range strings.Split(out, "\n") {
+		rest, ok := line, true
+		for _, f := range fields {
+			i := strings.Index(rest, f)
+			if i < 0 {
+				ok = false
+				break
+			}
+			rest = rest[i+len(f):]
+		}
+		if ok {
+			return true
+		}
+	}
+	return false
+}
+
+// The README's "Run one operator yourself", command by command.
+func TestRunOneOperator(t *testing.T) {
+	r := newReader(t)
+	r.run("make cluster-up")
+	r.run("kubectl apply -f crds/")
+
+	const goRun = "go run ./operators/database/cmd"
+	r.shown(goRun)
+	op := exec.Command("bash", "-c", "exec "+goRun)
+	op.Dir, op.Env = r.root, r.env
+	logs := &strings.Builder{}
+	op.Stdout, op.Stderr = logs, logs
+	op.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := op.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		_ = syscall.Kill(-op.Process.Pid, syscall.SIGINT) // Ctrl-C
+		_ = op.Wait()
+		if t.Failed() {
+			t.Logf("operator output:\n%s", logs)
+		}
+	}()
+
+	r.run("kubectl apply -f operators/database/config/samples/mongo-db.yaml")
+	r.run("kubectl wait --for=condition=Ready database/mongo-db")
+	out := r.run("kubectl get db,pod,svc")
+	for _, want := range []string{"database.zalando.org/mongo-db", "pod/mongo-db", "service/mongo-db"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("kubectl get db,pod,svc does not show %s", want)
+		}
+	}
+	r.run("kubectl delete -f operators/database/config/samples/mongo-db.yaml")
+	r.runUnshown("kubectl wait --for=delete pod/mongo-db service/mongo-db --timeout=120s")
+}
