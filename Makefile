@@ -62,8 +62,8 @@ lint: ## Lint the Go code of every module and the shell scripts.
 test: verify-generate lint test-unit test-integration test-e2e ## Everything CI runs: generate check, lint, unit, envtest and e2e tests.
 
 .PHONY: test-unit
-test-unit: ## Unit tests of every module (no cluster).
-	for m in $(MODULES); do (cd $$m && go test -short ./...); done
+test-unit: ## Unit tests of every module (no cluster; the e2e module is test-e2e's).
+	for m in $(filter-out tests,$(MODULES)); do (cd $$m && go test -short ./...); done
 
 .PHONY: test-integration
 test-integration: ## envtest integration tests against the project-built kube-apiserver and etcd.

@@ -52,6 +52,12 @@ create() {
 	version=$(cd "$root/scripts/tools/kubernetes" && GOWORK=off go list -m -f '{{.Version}}' k8s.io/kubernetes)
 	# Every binary is given, and KWOK_KUBE_VERSION matches them, so kwokctl
 	# downloads nothing; kubectl it finds on PATH.
+	# kwokctl picks "unused" ports by trying them, so two clusters created at
+	# once pick the same ones: create one at a time. The lock is released
+	# when this script exits.
+	mkdir -p "$(dirname "$dir")"
+	exec 9>"$(dirname "$dir")/.create.lock"
+	flock 9
 	KWOK_KUBE_VERSION=$version kctl create cluster --runtime binary \
 		--kube-apiserver-binary "$bin/kube-apiserver" \
 		--kube-controller-manager-binary "$bin/kube-controller-manager" \

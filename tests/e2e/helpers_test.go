@@ -9,6 +9,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/e2e-framework/klient/decoder"
 	"sigs.k8s.io/e2e-framework/klient/k8s"
 	"sigs.k8s.io/e2e-framework/klient/k8s/resources"
@@ -16,6 +17,7 @@ import (
 	"sigs.k8s.io/e2e-framework/pkg/envconf"
 
 	dbv1 "github.com/operator-workshops/workshop/operators/database/api/v1"
+	gordonv1 "github.com/operator-workshops/workshop/operators/gordon/api/v1"
 )
 
 // timeout bounds every wait of the e2e suites.
@@ -31,8 +33,10 @@ func client(t *testing.T, cfg *envconf.Config) *resources.Resources {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := dbv1.AddToScheme(r.GetScheme()); err != nil {
-		t.Fatal(err)
+	for _, add := range []func(*runtime.Scheme) error{dbv1.AddToScheme, gordonv1.AddToScheme} {
+		if err := add(r.GetScheme()); err != nil {
+			t.Fatal(err)
+		}
 	}
 	return r
 }

@@ -113,6 +113,9 @@ func TestQuickStart(t *testing.T) {
 	if !containsRow(out, "service/mongo-db", "NodePort", "27017:") {
 		t.Errorf("make run did not show the NodePort Service of mongo-db")
 	}
+	if !containsRow(out, "gordoncluster", "3", "3", "3") {
+		t.Errorf("make run did not show gordoncluster with 3 pods ready")
+	}
 
 	// A second cluster-up reuses the running cluster.
 	start := time.Now()
@@ -146,29 +149,42 @@ func containsRow(out string, fields ...string) bool {
 	return false
 }
 
-// The README's "Run one operator yourself", command by command.
-func TestRunOneOperator(t *testing.T) {
-	r := newReader(t)
-	r.run("make cluster-up")
-	r.run("kubectl apply -f crds/")
-
-	const goRun = "go run ./operators/database/cmd"
-	r.shown(goRun)
-	op := exec.Command("bash", "-c", "exec "+goRun)
+// goRun starts an operator with a `go run` line the README shows, as a reader
+// would in a second terminal. stop sends it Ctrl-C and returns its output.
+func (r *reader) goRun(line string) (stop func() string) {
+	r.t.Helper()
+	r.shown(line)
+	op := exec.Command("bash", "-c", "exec "+line)
 	op.Dir, op.Env = r.root, r.env
 	logs := &strings.Builder{}
 	op.Stdout, op.Stderr = logs, logs
 	op.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := op.Start(); err != nil {
-		t.Fatal(err)
+		r.t.Fatal(err)
 	}
-	defer func() {
-		_ = syscall.Kill(-op.Process.Pid, syscall.SIGINT) // Ctrl-C
-		_ = op.Wait()
-		if t.Failed() {
-			t.Logf("operator output:\n%s", logs)
+	stopped := false
+	stop = func() string {
+		if !stopped {
+			stopped = true
+			_ = syscall.Kill(-op.Process.Pid, syscall.SIGINT)
+			_ = op.Wait()
 		}
-	}()
+		return logs.String()
+	}
+	r.t.Cleanup(func() {
+		if out := stop(); r.t.Failed() {
+			r.t.Logf("%s printed:\n%s", line, out)
+		}
+	})
+	return stop
+}
+
+// The README's "Run one operator yourself", command by command.
+func TestRunOneOperator(t *testing.T) {
+	r := newReader(t)
+	r.run("make cluster-up")
+	r.run("kubectl apply -f crds/")
+	r.goRun("go run ./operators/database/cmd")
 
 	r.run("kubectl apply -f operators/database/config/samples/mongo-db.yaml")
 	r.run("kubectl wait --for=condition=Ready database/mongo-db")
@@ -180,4 +196,39 @@ func TestRunOneOperator(t *testing.T) {
 	}
 	r.run("kubectl delete -f operators/database/config/samples/mongo-db.yaml")
 	r.runUnshown("kubectl wait --for=delete pod/mongo-db service/mongo-db --timeout=120s")
+}
+
+// The README's gordon section, including the answer to "identify all
+// Kubernetes API calls".
+func TestGordonSection(t *testing.T) {
+	r := newReader(t)
+	r.run("make cluster-up")
+	r.run("kubectl apply -f crds/")
+	stop := r.goRun("go run ./operators/gordon/cmd -v=6")
+
+	r.run("kubectl apply -f operators/gordon/config/samples/gordoncluster.yaml")
+	r.run("kubectl wait --for=condition=Ready gordon/gordoncluster")
+	if out := r.run("kubectl get gordons"); !containsRow(out, "gordoncluster", "3", "3", "3") {
+		t.Errorf("kubectl get gordons does not show gordoncluster with 3 desired, current and ready")
+	}
+	if out := r.run("kubectl get pods -l app.kubernetes.io/instance=gordoncluster"); strings.Count(out, "gordon-") != 3 {
+		t.Errorf("want exactly 3 gordon pods")
+	}
+	r.run("kubectl scale gordon/gordoncluster --replicas=5")
+	r.runUnshown("kubectl wait --for=jsonpath='{.status.readyReplicas}'=5 gordon/gordoncluster --timeout=120s")
+	r.runUnshown("kubectl delete -f operators/gordon/config/samples/gordoncluster.yaml")
+	r.runUnshown("kubectl wait --for=delete pods -l app.kubernetes.io/instance=gordoncluster --timeout=120s")
+
+	// -v=6 shows each call: the pods it created, the status it wrote.
+	logs := stop()
+	for _, call := range []string{
+		`"verb": "POST", "url": "https://`,
+		`/api/v1/namespaces/default/pods`,
+		`"verb": "PATCH"`,
+		`/apis/operator.prgcont.cz/v1/namespaces/default/gordons/gordoncluster/status`,
+	} {
+		if !strings.Contains(logs, call) {
+			t.Errorf("the -v=6 log does not show %s", call)
+		}
+	}
 }

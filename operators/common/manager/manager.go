@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"go.uber.org/zap/zapcore"
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/klog/v2"
@@ -45,14 +46,16 @@ type Operator struct {
 
 // Options are the flags every operator shares.
 type Options struct {
-	MetricsAddr     string
-	ProbeAddr       string
-	LeaderElect     bool
-	LeaderElectNS   string
-	Namespaces      []string
-	ShutdownGrace   time.Duration
-	ClientVerbosity int
-	Zap             zap.Options
+	MetricsAddr   string
+	ProbeAddr     string
+	LeaderElect   bool
+	LeaderElectNS string
+	Namespaces    []string
+	ShutdownGrace time.Duration
+	Verbosity     int
+	QPS           float64
+	Burst         int
+	Zap           zap.Options
 }
 
 // FieldOwner is the server-side apply field manager of operator name.
@@ -79,8 +82,10 @@ func (o *Options) BindFlags(fs *flag.FlagSet, op Operator) {
 	})
 	fs.DurationVar(&o.ShutdownGrace, "graceful-shutdown-timeout", 30*time.Second,
 		"How long running reconciles may take to finish after SIGTERM.")
-	fs.IntVar(&o.ClientVerbosity, "v", 0,
-		"Verbosity of the Kubernetes client's own logs: 6 logs every API request with its status and latency, 8 adds bodies.")
+	fs.Float64Var(&o.QPS, "kube-api-qps", 20, "Requests per second the operator may send to the API server.")
+	fs.IntVar(&o.Burst, "kube-api-burst", 30, "Requests the operator may send at once above --kube-api-qps.")
+	fs.IntVar(&o.Verbosity, "v", 0,
+		"Log verbosity, as Kubernetes components count it: 6 logs every API request with its status and latency, 8 adds bodies; overrides --zap-log-level.")
 	o.Zap.Development = true
 	o.Zap.BindFlags(fs)
 }
@@ -125,13 +130,18 @@ func Run(op Operator, args []string) error {
 		o.Namespaces = splitList(os.Getenv(WatchNamespaceEnv))
 	}
 
-	logger := zap.New(zap.UseFlagOptions(&o.Zap))
+	zapOpts := []zap.Opts{zap.UseFlagOptions(&o.Zap)}
+	if o.Verbosity > 0 {
+		// client-go logs each request at level 6, through the logger of the
+		// request's context: the operator's own. Open it to that level.
+		zapOpts = append(zapOpts, zap.Level(zapcore.Level(-o.Verbosity)))
+	}
+	logger := zap.New(zapOpts...)
 	ctrl.SetLogger(logger)
-	// client-go logs through klog; send it to the same logger, at the
-	// verbosity asked for with -v.
+	// What client-go logs outside a request context goes through klog.
 	klogFlags := flag.NewFlagSet("klog", flag.ContinueOnError)
 	klog.InitFlags(klogFlags)
-	if err := klogFlags.Set("v", strconv.Itoa(o.ClientVerbosity)); err != nil {
+	if err := klogFlags.Set("v", strconv.Itoa(o.Verbosity)); err != nil {
 		return err
 	}
 	klog.SetLogger(logger.WithName("client-go"))
@@ -158,6 +168,7 @@ func New(op Operator, o Options) (ctrl.Manager, error) {
 	if err != nil {
 		return nil, fmt.Errorf("no Kubernetes cluster to talk to (give --kubeconfig or run `make cluster-up`): %w", err)
 	}
+	cfg.QPS, cfg.Burst = float32(o.QPS), o.Burst
 	scheme := runtime.NewScheme()
 	for _, add := range append([]func(*runtime.Scheme) error{clientgoscheme.AddToScheme}, op.AddToScheme...) {
 		if err := add(scheme); err != nil {

@@ -58,7 +58,7 @@ type Suite struct {
 	Provider Provider
 	Root     string
 	name     string
-	procs    []*exec.Cmd
+	procs    map[string]*exec.Cmd
 }
 
 // New returns the suite for the provider E2E_PROVIDER names.
@@ -75,7 +75,7 @@ func New() (*Suite, error) {
 	if name == "" {
 		name = "e2e"
 	}
-	return &Suite{Provider: p, Root: root, name: name}, nil
+	return &Suite{Provider: p, Root: root, name: name, procs: map[string]*exec.Cmd{}}, nil
 }
 
 // Kubeconfig returns the kubeconfig file the suite's cluster is reached with.
@@ -113,7 +113,12 @@ func (s *Suite) Setup(operators ...string) env.Func {
 		var err error
 		switch s.Provider {
 		case Local:
-			_, err = s.Run(ctx, "scripts/cluster.sh", "up", s.name)
+			// A fake node takes 110 pods; the scale tests run 300.
+			cmd := s.Command(ctx, "scripts/cluster.sh", "up", s.name)
+			cmd.Env = append(cmd.Env, "CLUSTER_NODES=4")
+			if out, cerr := cmd.CombinedOutput(); cerr != nil {
+				err = fmt.Errorf("scripts/cluster.sh up %s: %w\n%s", s.name, cerr, out)
+			}
 		case Kind:
 			_, err = s.Run(ctx, "scripts/kind.sh", "up", s.name)
 		case Kubeconfig:
@@ -143,7 +148,7 @@ func (s *Suite) Setup(operators ...string) env.Func {
 // startOperator runs one operator: in the cluster on kind, else as a local
 // process started with the README's `go run` command, in a process group of
 // its own so that stopping it stops the compiled child too.
-func (s *Suite) startOperator(ctx context.Context, op string) error {
+func (s *Suite) startOperator(ctx context.Context, op string, args ...string) error {
 	if s.Provider == Kind {
 		_, err := s.Run(ctx, "scripts/kind.sh", "deploy", s.name, op)
 		return err
@@ -152,20 +157,49 @@ func (s *Suite) startOperator(ctx context.Context, op string) error {
 	if err := os.MkdirAll(logs, 0o755); err != nil {
 		return err
 	}
-	log, err := os.Create(filepath.Join(logs, "e2e-"+op+".log"))
+	// Appending keeps the log of a run before a restart.
+	log, err := os.OpenFile(filepath.Join(logs, "e2e-"+op+".log"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
 	if err != nil {
 		return err
 	}
 	// The tests' context ends with Setup; the operator lives until Finish.
-	cmd := s.Command(context.Background(), "go", "run", "./operators/"+op+"/cmd",
-		"--kubeconfig="+s.Kubeconfig(), "--health-probe-bind-address=0")
+	cmd := s.Command(context.Background(), "go", append([]string{"run", "./operators/" + op + "/cmd",
+		"--kubeconfig=" + s.Kubeconfig(), "--health-probe-bind-address=0"}, args...)...)
 	cmd.Stdout, cmd.Stderr = log, log
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("starting the %s operator: %w", op, err)
 	}
-	s.procs = append(s.procs, cmd)
+	s.procs[op] = cmd
 	return nil
+}
+
+// KillOperator kills an operator at once, wherever it is in its work, as a
+// crash or an OOM kill would: SIGKILL to a local process, a forced delete of
+// the pod on kind (whose Deployment starts a new one).
+func (s *Suite) KillOperator(ctx context.Context, op string) error {
+	if s.Provider == Kind {
+		_, err := s.Run(ctx, "kubectl", "-n", op+"-operator-system", "delete", "pod",
+			"-l", "app.kubernetes.io/name="+op+"-operator", "--grace-period=0", "--force")
+		return err
+	}
+	cmd, ok := s.procs[op]
+	if !ok {
+		return fmt.Errorf("the %s operator is not running", op)
+	}
+	_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	_ = cmd.Wait()
+	delete(s.procs, op)
+	return nil
+}
+
+// StartOperator starts an operator again after KillOperator, with extra
+// flags; on kind its Deployment already did, with the flags of its manifest.
+func (s *Suite) StartOperator(ctx context.Context, op string, args ...string) error {
+	if s.Provider == Kind {
+		return nil
+	}
+	return s.startOperator(ctx, op, args...)
 }
 
 // Finish stops the operators and, unless E2E_KEEP_CLUSTER=1, the cluster.

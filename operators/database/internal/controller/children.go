@@ -47,7 +47,7 @@ func podFor(db *dbv1.Database, image string, password *dbv1.SecretKeyRef, owner 
 		WithReadinessProbe(corev1ac.Probe().
 			WithTCPSocket(corev1ac.TCPSocketAction().WithPort(intstr.FromInt32(e.port))).
 			WithPeriodSeconds(5)).
-		WithSecurityContext(podsecurity.Container())
+		WithSecurityContext(podsecurity.ContainerApply())
 	if password != nil {
 		container.WithEnv(corev1ac.EnvVar().WithName("MYSQL_ROOT_PASSWORD").WithValueFrom(
 			corev1ac.EnvVarSource().WithSecretKeyRef(
@@ -56,7 +56,7 @@ func podFor(db *dbv1.Database, image string, password *dbv1.SecretKeyRef, owner 
 	spec := corev1ac.PodSpec().
 		WithContainers(container).
 		WithVolumes(corev1ac.Volume().WithName("data").WithEmptyDir(corev1ac.EmptyDirVolumeSource())).
-		WithSecurityContext(podsecurity.Pod(e.uid))
+		WithSecurityContext(podsecurity.PodApply(e.uid))
 
 	return corev1ac.Pod(db.Name, db.Namespace).
 		WithLabels(labels.Standard(appName, db.Name, fieldOwner)).

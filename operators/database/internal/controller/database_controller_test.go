@@ -23,7 +23,7 @@ import (
 func createDatabase(t *testing.T, ns, name string, spec dbv1.DatabaseSpec) *dbv1.Database {
 	t.Helper()
 	db := &dbv1.Database{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}, Spec: spec}
-	if err := k8s.Create(context.Background(), db); err != nil {
+	if err := suite.Client.Create(context.Background(), db); err != nil {
 		t.Fatalf("creating Database %s: %v", name, err)
 	}
 	return db
@@ -34,7 +34,7 @@ func getPod(t *testing.T, db *dbv1.Database) *corev1.Pod {
 	t.Helper()
 	pod := &corev1.Pod{}
 	testenv.Eventually(t, "the Pod of "+db.Name, func(ctx context.Context) error {
-		return k8s.Get(ctx, client.ObjectKeyFromObject(db), pod)
+		return suite.Client.Get(ctx, client.ObjectKeyFromObject(db), pod)
 	})
 	return pod
 }
@@ -44,7 +44,7 @@ func markRunning(t *testing.T, pod *corev1.Pod) {
 	t.Helper()
 	pod.Status.Phase = corev1.PodRunning
 	pod.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}}
-	if err := k8s.Status().Update(context.Background(), pod); err != nil {
+	if err := suite.Client.Status().Update(context.Background(), pod); err != nil {
 		t.Fatalf("marking Pod %s running: %v", pod.Name, err)
 	}
 }
@@ -54,7 +54,7 @@ func waitCondition(t *testing.T, db *dbv1.Database, typ string, status metav1.Co
 	t.Helper()
 	got := &dbv1.Database{}
 	testenv.Eventually(t, fmt.Sprintf("%s %s=%s (%s)", db.Name, typ, status, reason), func(ctx context.Context) error {
-		if err := k8s.Get(ctx, client.ObjectKeyFromObject(db), got); err != nil {
+		if err := suite.Client.Get(ctx, client.ObjectKeyFromObject(db), got); err != nil {
 			return err
 		}
 		for _, c := range got.Status.Conditions {
@@ -68,7 +68,7 @@ func waitCondition(t *testing.T, db *dbv1.Database, typ string, status metav1.Co
 }
 
 func TestMongoBecomesPodAndNodePortService(t *testing.T) {
-	ns := namespace(t, nil)
+	ns := suite.Namespace(t, nil)
 	db := createDatabase(t, ns, "mongo-db", dbv1.DatabaseSpec{Type: dbv1.Mongo})
 
 	pod := getPod(t, db)
@@ -81,7 +81,7 @@ func TestMongoBecomesPodAndNodePortService(t *testing.T) {
 	waitCondition(t, db, conditions.Ready, metav1.ConditionFalse, ReasonPodPending)
 
 	svc := &corev1.Service{}
-	if err := k8s.Get(context.Background(), client.ObjectKeyFromObject(db), svc); err != nil {
+	if err := suite.Client.Get(context.Background(), client.ObjectKeyFromObject(db), svc); err != nil {
 		t.Fatal(err)
 	}
 	if svc.Spec.Type != corev1.ServiceTypeNodePort || svc.Spec.Ports[0].NodePort == 0 || !metav1.IsControlledBy(svc, db) {
@@ -102,7 +102,7 @@ func TestMongoBecomesPodAndNodePortService(t *testing.T) {
 }
 
 func TestBadInputIsRefusedAtAdmission(t *testing.T) {
-	ns := namespace(t, nil)
+	ns := suite.Namespace(t, nil)
 	ctx := context.Background()
 	tests := []struct {
 		name    string
@@ -115,7 +115,7 @@ func TestBadInputIsRefusedAtAdmission(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			err := k8s.Create(ctx, rawDatabase(ns, "bad", tt.spec))
+			err := suite.Client.Create(ctx, rawDatabase(ns, "bad", tt.spec))
 			if err == nil || !strings.Contains(err.Error(), tt.message) {
 				t.Fatalf("want an admission error containing %q, got %v", tt.message, err)
 			}
@@ -126,7 +126,7 @@ func TestBadInputIsRefusedAtAdmission(t *testing.T) {
 		db := createDatabase(t, ns, "immutable", dbv1.DatabaseSpec{Type: dbv1.Mongo})
 		patch := client.MergeFrom(db.DeepCopy())
 		db.Spec.Type = dbv1.MySQL
-		err := k8s.Patch(ctx, db, patch)
+		err := suite.Client.Patch(ctx, db, patch)
 		if want := "type is immutable: delete the Database and create it again with the other type"; err == nil || !strings.Contains(err.Error(), want) {
 			t.Fatalf("want %q, got %v", want, err)
 		}
@@ -146,12 +146,12 @@ func rawDatabase(ns, name string, spec map[string]any) client.Object {
 }
 
 func TestMySQLGetsAGeneratedPasswordKeptSecret(t *testing.T) {
-	ns := namespace(t, nil)
+	ns := suite.Namespace(t, nil)
 	db := createDatabase(t, ns, "mysql-db", dbv1.DatabaseSpec{Type: dbv1.MySQL})
 	pod := getPod(t, db)
 
 	secret := &corev1.Secret{}
-	if err := k8s.Get(context.Background(), types.NamespacedName{Namespace: ns, Name: "mysql-db-root-password"}, secret); err != nil {
+	if err := suite.Client.Get(context.Background(), types.NamespacedName{Namespace: ns, Name: "mysql-db-root-password"}, secret); err != nil {
 		t.Fatalf("the generated Secret: %v", err)
 	}
 	password := string(secret.Data["password"])
@@ -173,7 +173,7 @@ func TestMySQLGetsAGeneratedPasswordKeptSecret(t *testing.T) {
 	}
 	// The password appears in no status and no event.
 	var events eventsv1.EventList
-	if err := k8s.List(context.Background(), &events, client.InNamespace(ns)); err != nil {
+	if err := suite.Client.List(context.Background(), &events, client.InNamespace(ns)); err != nil {
 		t.Fatal(err)
 	}
 	if len(events.Items) == 0 {
@@ -190,7 +190,7 @@ func TestMySQLGetsAGeneratedPasswordKeptSecret(t *testing.T) {
 }
 
 func TestMissingUserSecretIsReportedThenUsed(t *testing.T) {
-	ns := namespace(t, nil)
+	ns := suite.Namespace(t, nil)
 	db := createDatabase(t, ns, "mine", dbv1.DatabaseSpec{
 		Type:                  dbv1.MySQL,
 		RootPasswordSecretRef: &dbv1.SecretKeyRef{Name: "my-root", Key: "pw"},
@@ -199,7 +199,7 @@ func TestMissingUserSecretIsReportedThenUsed(t *testing.T) {
 	if msg := condition(got, conditions.Ready).Message; !strings.Contains(msg, `Secret "my-root" not found`) {
 		t.Errorf("the Ready message should name the Secret and the fix, got %q", msg)
 	}
-	if err := k8s.Get(context.Background(), client.ObjectKeyFromObject(db), &corev1.Pod{}); !apierrors.IsNotFound(err) {
+	if err := suite.Client.Get(context.Background(), client.ObjectKeyFromObject(db), &corev1.Pod{}); !apierrors.IsNotFound(err) {
 		t.Errorf("no Pod may start without its password, got %v", err)
 	}
 
@@ -208,7 +208,7 @@ func TestMissingUserSecretIsReportedThenUsed(t *testing.T) {
 		ObjectMeta: metav1.ObjectMeta{Name: "my-root", Namespace: ns},
 		StringData: map[string]string{"pw": "s3cret-pw"},
 	}
-	if err := k8s.Create(context.Background(), secret); err != nil {
+	if err := suite.Client.Create(context.Background(), secret); err != nil {
 		t.Fatal(err)
 	}
 	pod := getPod(t, db)
@@ -218,21 +218,21 @@ func TestMissingUserSecretIsReportedThenUsed(t *testing.T) {
 }
 
 func TestEndedOrDeletedPodIsReplaced(t *testing.T) {
-	ns := namespace(t, nil)
+	ns := suite.Namespace(t, nil)
 	db := createDatabase(t, ns, "healing", dbv1.DatabaseSpec{Type: dbv1.Mongo})
 	ctx := context.Background()
 
 	first := getPod(t, db)
 	first.Status.Phase = corev1.PodFailed
 	first.Status.Reason = "Evicted"
-	if err := k8s.Status().Update(ctx, first); err != nil {
+	if err := suite.Client.Status().Update(ctx, first); err != nil {
 		t.Fatal(err)
 	}
 	second := waitNewPod(t, db, first.UID)
 
 	// envtest has no kubelet, so a deleted Pod goes at once: the operator
 	// must notice and create it again.
-	if err := k8s.Delete(ctx, second); err != nil {
+	if err := suite.Client.Delete(ctx, second); err != nil {
 		t.Fatal(err)
 	}
 	waitNewPod(t, db, second.UID)
@@ -242,7 +242,7 @@ func waitNewPod(t *testing.T, db *dbv1.Database, old types.UID) *corev1.Pod {
 	t.Helper()
 	pod := &corev1.Pod{}
 	testenv.Eventually(t, "a new Pod replacing "+string(old), func(ctx context.Context) error {
-		if err := k8s.Get(ctx, client.ObjectKeyFromObject(db), pod); err != nil {
+		if err := suite.Client.Get(ctx, client.ObjectKeyFromObject(db), pod); err != nil {
 			return err
 		}
 		if pod.UID == old {
@@ -254,12 +254,12 @@ func waitNewPod(t *testing.T, db *dbv1.Database, old types.UID) *corev1.Pod {
 }
 
 func TestImageChangeReplacesPod(t *testing.T) {
-	ns := namespace(t, nil)
+	ns := suite.Namespace(t, nil)
 	db := createDatabase(t, ns, "upgrade", dbv1.DatabaseSpec{Type: dbv1.Mongo})
 	first := getPod(t, db)
 	patch := client.MergeFrom(db.DeepCopy())
 	db.Spec.Image = "mongo:4.4"
-	if err := k8s.Patch(context.Background(), db, patch); err != nil {
+	if err := suite.Client.Patch(context.Background(), db, patch); err != nil {
 		t.Fatal(err)
 	}
 	if got := waitNewPod(t, db, first.UID); got.Spec.Containers[0].Image != "mongo:4.4" {
@@ -268,7 +268,7 @@ func TestImageChangeReplacesPod(t *testing.T) {
 }
 
 func TestPodsPassRestrictedPodSecurity(t *testing.T) {
-	ns := namespace(t, map[string]string{"pod-security.kubernetes.io/enforce": "restricted"})
+	ns := suite.Namespace(t, map[string]string{"pod-security.kubernetes.io/enforce": "restricted"})
 	for _, typ := range []dbv1.Type{dbv1.Mongo, dbv1.MySQL} {
 		db := createDatabase(t, ns, string(typ), dbv1.DatabaseSpec{Type: typ})
 		getPod(t, db) // admitted by the API server's PodSecurity admission
@@ -276,18 +276,18 @@ func TestPodsPassRestrictedPodSecurity(t *testing.T) {
 }
 
 func TestForeignPodIsNotTakenOver(t *testing.T) {
-	ns := namespace(t, nil)
+	ns := suite.Namespace(t, nil)
 	ctx := context.Background()
 	foreign := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: "taken", Namespace: ns},
 		Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "busybox"}}},
 	}
-	if err := k8s.Create(ctx, foreign); err != nil {
+	if err := suite.Client.Create(ctx, foreign); err != nil {
 		t.Fatal(err)
 	}
 	db := createDatabase(t, ns, "taken", dbv1.DatabaseSpec{Type: dbv1.Mongo})
 	waitCondition(t, db, conditions.Degraded, metav1.ConditionTrue, ReasonNameConflict)
-	if err := k8s.Get(ctx, client.ObjectKeyFromObject(foreign), foreign); err != nil || foreign.Spec.Containers[0].Image != "busybox" {
+	if err := suite.Client.Get(ctx, client.ObjectKeyFromObject(foreign), foreign); err != nil || foreign.Spec.Containers[0].Image != "busybox" {
 		t.Errorf("the foreign Pod was changed: %v %+v", err, foreign.Spec.Containers)
 	}
 }

@@ -1,0 +1,108 @@
+package testenv
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+)
+
+// Suite is an operator's controllers running against envtest, shared by the
+// integration tests of one package.
+type Suite struct {
+	// CRDs are the files of crds/ the suite installs.
+	CRDs []string
+	// AddToScheme registers the operator's API types.
+	AddToScheme []func(*runtime.Scheme) error
+	// Setup registers the controllers under test with the manager.
+	Setup func(ctrl.Manager) error
+
+	// Client talks to the suite's API server directly (no cache), once
+	// Main has started it.
+	Client client.Client
+
+	code int
+}
+
+// Main runs the tests of a package with the suite started, from TestMain:
+//
+//	func TestMain(m *testing.M) { os.Exit(suite.Main(m)) }
+//
+// With -short it runs the unit tests alone and starts nothing; the
+// integration tests then skip through Namespace.
+func (s *Suite) Main(m *testing.M) int {
+	flag.Parse()
+	if testing.Short() {
+		return m.Run()
+	}
+	ctrl.SetLogger(zap.New(zap.UseDevMode(true), zap.WriteTo(os.Stderr)))
+	if err := s.start(m); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	return s.code
+}
+
+func (s *Suite) start(m *testing.M) error {
+	env, err := Environment(s.CRDs...)
+	if err != nil {
+		return err
+	}
+	cfg, err := env.Start()
+	if err != nil {
+		return fmt.Errorf("starting envtest: %w", err)
+	}
+	defer func() { _ = env.Stop() }()
+
+	scheme := runtime.NewScheme()
+	for _, add := range append([]func(*runtime.Scheme) error{clientgoscheme.AddToScheme}, s.AddToScheme...) {
+		if err := add(scheme); err != nil {
+			return err
+		}
+	}
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{Scheme: scheme, Metrics: metricsserver.Options{BindAddress: "0"}})
+	if err != nil {
+		return err
+	}
+	if err := s.Setup(mgr); err != nil {
+		return err
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error)
+	go func() { done <- mgr.Start(ctx) }()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			fmt.Fprintln(os.Stderr, "the manager stopped with:", err)
+		}
+	}()
+	if s.Client, err = client.New(cfg, client.Options{Scheme: scheme}); err != nil {
+		return err
+	}
+	s.code = m.Run()
+	return nil
+}
+
+// Namespace creates a namespace for one integration test, with labels, and
+// skips the test under -short.
+func (s *Suite) Namespace(t *testing.T, labels map[string]string) string {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("integration test: needs the envtest control plane (run without -short)")
+	}
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "test-", Labels: labels}}
+	if err := s.Client.Create(context.Background(), ns); err != nil {
+		t.Fatal(err)
+	}
+	return ns.Name
+}

@@ -1,0 +1,212 @@
+// Package controller keeps exactly spec.gordon.replicas pods per Gordon,
+// lists them in its status and replaces those that end.
+package controller
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/events"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+
+	"github.com/operator-workshops/workshop/operators/common/conditions"
+	"github.com/operator-workshops/workshop/operators/common/labels"
+	"github.com/operator-workshops/workshop/operators/common/status"
+	gordonv1 "github.com/operator-workshops/workshop/operators/gordon/api/v1"
+	"github.com/operator-workshops/workshop/operators/gordon/internal/expectations"
+	"github.com/operator-workshops/workshop/operators/gordon/internal/replicas"
+)
+
+// GordonReconciler reconciles Gordons.
+type GordonReconciler struct {
+	client.Client
+	Recorder events.EventRecorder
+	// Expectations holds the creations and deletions not yet seen in the
+	// cache; see package expectations for why.
+	Expectations *expectations.Expectations
+	// Workers is how many Gordons are reconciled at once.
+	Workers int
+}
+
+// +kubebuilder:rbac:groups=operator.prgcont.cz,resources=gordons,verbs=get;list;watch
+// +kubebuilder:rbac:groups=operator.prgcont.cz,resources=gordons/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=operator.prgcont.cz,resources=gordons/finalizers,verbs=update
+// +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch;create;delete
+// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+
+// Reconcile brings the pods of one Gordon to spec.gordon.replicas.
+func (r *GordonReconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Result, err error) {
+	g := &gordonv1.Gordon{}
+	if err := r.Get(ctx, req.NamespacedName, g); err != nil {
+		if apierrors.IsNotFound(err) {
+			r.Expectations.Forget(req.NamespacedName)
+		}
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if !g.DeletionTimestamp.IsZero() {
+		// The pods carry owner references: the garbage collector deletes
+		// them with their Gordon (the workshop's delete() task).
+		return ctrl.Result{}, nil
+	}
+	if !r.Expectations.Satisfied(req.NamespacedName) {
+		// The cache has not yet seen the pods the last reconcile created or
+		// deleted; counting now would create or delete them twice. Their
+		// events bring the Gordon back.
+		ctrl.LoggerFrom(ctx).V(1).Info("waiting for the cache to see earlier pod changes")
+		return ctrl.Result{}, nil
+	}
+	before := g.DeepCopy()
+	defer func() {
+		err = errors.Join(err, status.PatchIfChanged(ctx, r.Client, before, g))
+	}()
+
+	pods, err := r.podsOf(ctx, g)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	plan := replicas.Compute(pods, int(g.Spec.Gordon.Replicas))
+	err = errors.Join(r.deletePods(ctx, g, plan.Delete), r.createPods(ctx, g, plan.Create))
+	summarize(g, plan, err)
+	return ctrl.Result{}, err
+}
+
+// podsOf lists the pods that g controls, from the cache.
+func (r *GordonReconciler) podsOf(ctx context.Context, g *gordonv1.Gordon) ([]*corev1.Pod, error) {
+	var list corev1.PodList
+	if err := r.List(ctx, &list, client.InNamespace(g.Namespace), client.MatchingLabels(labels.Selector(appName, g.Name))); err != nil {
+		return nil, err
+	}
+	var pods []*corev1.Pod
+	for i := range list.Items {
+		if metav1.IsControlledBy(&list.Items[i], g) {
+			pods = append(pods, &list.Items[i])
+		}
+	}
+	return pods, nil
+}
+
+// createPods creates n pods in batches of growing size, and stops at the
+// first batch with a failure.
+func (r *GordonReconciler) createPods(ctx context.Context, g *gordonv1.Gordon, n int) error {
+	key := client.ObjectKeyFromObject(g)
+	for _, size := range replicas.Batches(n) {
+		r.Expectations.ExpectCreations(key, size)
+		errs := make(chan error, size)
+		for range size {
+			go func() { errs <- r.createPod(ctx, g) }()
+		}
+		var failed error
+		for range size {
+			if err := <-errs; err != nil {
+				// This pod will never show up in the cache.
+				r.Expectations.CreationObserved(key)
+				failed = errors.Join(failed, err)
+			}
+		}
+		if failed != nil {
+			return failed
+		}
+	}
+	return nil
+}
+
+func (r *GordonReconciler) createPod(ctx context.Context, g *gordonv1.Gordon) error {
+	pod := podFor(g)
+	if err := controllerutil.SetControllerReference(g, pod, r.Scheme()); err != nil {
+		return err
+	}
+	if err := r.Create(ctx, pod, client.FieldOwner(fieldOwner)); err != nil {
+		r.Recorder.Eventf(g, nil, corev1.EventTypeWarning, ReasonCreateFail, "CreatePod", "Creating a pod failed: %v", err)
+		return fmt.Errorf("creating a pod for Gordon %s: %w", g.Name, err)
+	}
+	ctrl.LoggerFrom(ctx).Info("scheduled pod", "pod", pod.Name)
+	r.Recorder.Eventf(g, pod, corev1.EventTypeNormal, "Created", "CreatePod", "Scheduled pod %s", pod.Name)
+	return nil
+}
+
+func (r *GordonReconciler) deletePods(ctx context.Context, g *gordonv1.Gordon, pods []*corev1.Pod) error {
+	key := client.ObjectKeyFromObject(g)
+	var errs error
+	for _, pod := range pods {
+		why := "scale down"
+		if replicas.Ended(pod) {
+			why = fmt.Sprintf("it ended (%s)", pod.Status.Phase)
+		}
+		r.Expectations.ExpectDeletion(key, pod.UID)
+		err := r.Delete(ctx, pod, client.Preconditions{UID: &pod.UID})
+		if client.IgnoreNotFound(err) != nil {
+			r.Expectations.DeletionObserved(key, pod.UID)
+			errs = errors.Join(errs, fmt.Errorf("deleting pod %s: %w", pod.Name, err))
+			continue
+		}
+		ctrl.LoggerFrom(ctx).Info("removed pod", "pod", pod.Name, "reason", why)
+		r.Recorder.Eventf(g, pod, corev1.EventTypeNormal, "Deleted", "DeletePod", "Removed pod %s: %s", pod.Name, why)
+	}
+	return errs
+}
+
+// summarize writes the status: the pods kept, how many are ready, and the
+// conditions.
+func summarize(g *gordonv1.Gordon, plan replicas.Plan, err error) {
+	s := &g.Status
+	s.ObservedGeneration = g.Generation
+	s.Selector = selector(g)
+	s.Replicas = int32(len(plan.Keep))
+	s.ReadyReplicas = 0
+	s.Pods = nil
+	for _, pod := range plan.Keep {
+		s.Pods = append(s.Pods, pod.Name)
+		if replicas.Ready(pod) {
+			s.ReadyReplicas++
+		}
+	}
+	sort.Strings(s.Pods)
+
+	desired, gen := g.Spec.Gordon.Replicas, g.Generation
+	switch {
+	case err != nil:
+		conditions.Set(&s.Conditions, gen, conditions.Ready, metav1.ConditionFalse, ReasonCreateFail, "%v", err)
+		conditions.Set(&s.Conditions, gen, conditions.Progressing, metav1.ConditionTrue, ReasonCreateFail, "retrying")
+	case plan.Create > 0 || len(plan.Delete) > 0:
+		msg := fmt.Sprintf("scaling from %d to %d pods", s.Replicas, desired)
+		conditions.Set(&s.Conditions, gen, conditions.Ready, metav1.ConditionFalse, ReasonScaling, "%s", msg)
+		conditions.Set(&s.Conditions, gen, conditions.Progressing, metav1.ConditionTrue, ReasonScaling, "%s", msg)
+	case s.ReadyReplicas < desired:
+		msg := fmt.Sprintf("%d of %d pods ready", s.ReadyReplicas, desired)
+		conditions.Set(&s.Conditions, gen, conditions.Ready, metav1.ConditionFalse, ReasonWaiting, "%s", msg)
+		conditions.Set(&s.Conditions, gen, conditions.Progressing, metav1.ConditionTrue, ReasonWaiting, "%s", msg)
+	default:
+		msg := fmt.Sprintf("%d of %d pods ready", s.ReadyReplicas, desired)
+		conditions.Set(&s.Conditions, gen, conditions.Ready, metav1.ConditionTrue, ReasonAllReady, "%s", msg)
+		conditions.Set(&s.Conditions, gen, conditions.Progressing, metav1.ConditionFalse, ReasonAllReady, "%s", msg)
+	}
+}
+
+// SetupWithManager watches Gordons and their pods. Pod events also feed the
+// expectations, which is why pods are watched with a handler of our own
+// rather than Owns.
+func (r *GordonReconciler) SetupWithManager(mgr ctrl.Manager) error {
+	return ctrl.NewControllerManagedBy(mgr).
+		For(&gordonv1.Gordon{}).
+		Watches(&corev1.Pod{}, &podHandler{expectations: r.Expectations}).
+		WithOptions(controller.Options{MaxConcurrentReconciles: max(r.Workers, 1)}).
+		Complete(r)
+}
+
+// ownerKey returns the Gordon that controls pod, if any.
+func ownerKey(pod client.Object) (types.NamespacedName, bool) {
+	ref := metav1.GetControllerOf(pod)
+	if ref == nil || ref.Kind != "Gordon" || ref.APIVersion != gordonv1.GroupVersion.String() {
+		return types.NamespacedName{}, false
+	}
+	return types.NamespacedName{Namespace: pod.GetNamespace(), Name: ref.Name}, true
+}

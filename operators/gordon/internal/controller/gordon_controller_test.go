@@ -1,0 +1,275 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/operator-workshops/workshop/operators/common/conditions"
+	"github.com/operator-workshops/workshop/operators/common/labels"
+	"github.com/operator-workshops/workshop/operators/common/testenv"
+	gordonv1 "github.com/operator-workshops/workshop/operators/gordon/api/v1"
+)
+
+func createGordon(t *testing.T, ns, name string, replicas int32) *gordonv1.Gordon {
+	t.Helper()
+	g := &gordonv1.Gordon{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
+		Spec:       gordonv1.GordonSpec{Gordon: gordonv1.GordonSettings{Replicas: replicas}},
+	}
+	if err := suite.Client.Create(context.Background(), g); err != nil {
+		t.Fatalf("creating Gordon %s: %v", name, err)
+	}
+	return g
+}
+
+// podsOf lists g's pods that are not terminating, oldest first.
+func podsOf(ctx context.Context, g *gordonv1.Gordon) ([]corev1.Pod, error) {
+	var list corev1.PodList
+	if err := suite.Client.List(ctx, &list, client.InNamespace(g.Namespace), client.MatchingLabels(labels.Selector(appName, g.Name))); err != nil {
+		return nil, err
+	}
+	var out []corev1.Pod
+	for _, p := range list.Items {
+		if p.DeletionTimestamp == nil {
+			out = append(out, p)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].CreationTimestamp.Before(&out[j].CreationTimestamp) })
+	return out, nil
+}
+
+// waitPods waits until g has exactly n pods and returns them.
+func waitPods(t *testing.T, g *gordonv1.Gordon, n int) []corev1.Pod {
+	t.Helper()
+	var pods []corev1.Pod
+	testenv.Eventually(t, fmt.Sprintf("%d pods of %s", n, g.Name), func(ctx context.Context) (err error) {
+		if pods, err = podsOf(ctx, g); err != nil {
+			return err
+		}
+		if len(pods) != n {
+			return fmt.Errorf("%d pods", len(pods))
+		}
+		return nil
+	})
+	return pods
+}
+
+// stays checks that g keeps exactly n pods for a while: a controller that
+// overshoots does it right after reaching the count.
+func stays(t *testing.T, g *gordonv1.Gordon, n int) {
+	t.Helper()
+	for end := time.Now().Add(2 * time.Second); time.Now().Before(end); time.Sleep(100 * time.Millisecond) {
+		pods, err := podsOf(context.Background(), g)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(pods) != n {
+			t.Fatalf("%s has %d pods, want exactly %d", g.Name, len(pods), n)
+		}
+	}
+}
+
+// markReady does what a kubelet would: envtest runs no node.
+func markReady(t *testing.T, pods []corev1.Pod) {
+	t.Helper()
+	for i := range pods {
+		pods[i].Status.Phase = corev1.PodRunning
+		pods[i].Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}}
+		if err := suite.Client.Status().Update(context.Background(), &pods[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func names(pods []corev1.Pod) []string {
+	var out []string
+	for _, p := range pods {
+		out = append(out, p.Name)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func setReplicas(t *testing.T, g *gordonv1.Gordon, n int32) {
+	t.Helper()
+	patch := client.MergeFrom(g.DeepCopy())
+	g.Spec.Gordon.Replicas = n
+	if err := suite.Client.Patch(context.Background(), g, patch); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestWorkshopGordonKeepsExactlyThreePods(t *testing.T) {
+	ns := suite.Namespace(t, nil)
+	g := createGordon(t, ns, "gordoncluster", 3)
+
+	pods := waitPods(t, g, 3)
+	stays(t, g, 3) // the workshop's loop made a fourth
+	for _, p := range pods {
+		if !strings.HasPrefix(p.Name, "gordon-") || p.GenerateName != "gordon-" {
+			t.Errorf("pod %s was not named from generateName gordon-", p.Name)
+		}
+		if !metav1.IsControlledBy(&p, g) {
+			t.Errorf("pod %s is not controlled by the Gordon", p.Name)
+		}
+		if p.Spec.Containers[0].Name != "gordon" || p.Spec.Containers[0].Image != gordonv1.DefaultImage {
+			t.Errorf("pod %s runs %+v, want the workshop's gordon container", p.Name, p.Spec.Containers[0])
+		}
+	}
+
+	markReady(t, pods)
+	testenv.Eventually(t, "the status to list the 3 ready pods", func(ctx context.Context) error {
+		got := &gordonv1.Gordon{}
+		if err := suite.Client.Get(ctx, client.ObjectKeyFromObject(g), got); err != nil {
+			return err
+		}
+		s := got.Status
+		if !slices.Equal(s.Pods, names(pods)) || s.Replicas != 3 || s.ReadyReplicas != 3 || !conditions.IsTrue(s.Conditions, conditions.Ready) {
+			return fmt.Errorf("status %+v, want pods %v, 3 ready", s, names(pods))
+		}
+		if s.Selector != "app.kubernetes.io/instance=gordoncluster,app.kubernetes.io/name=gordon" {
+			return fmt.Errorf("selector %q", s.Selector)
+		}
+		return nil
+	})
+}
+
+func TestScaleUpAndDown(t *testing.T) {
+	ns := suite.Namespace(t, nil)
+	g := createGordon(t, ns, "scaled", 3)
+	first := waitPods(t, g, 3)
+	markReady(t, first)
+
+	// Creation timestamps have a resolution of one second: let the next
+	// pods be visibly newer.
+	time.Sleep(1100 * time.Millisecond)
+	setReplicas(t, g, 5)
+	five := waitPods(t, g, 5)
+	stays(t, g, 5)
+	markReady(t, five[3:])
+
+	// One of the oldest pods stops being ready: scale down removes it
+	// first, then the newest.
+	notReady := five[0]
+	notReady.Status.Conditions[0].Status = corev1.ConditionFalse
+	if err := suite.Client.Status().Update(context.Background(), &notReady); err != nil {
+		t.Fatal(err)
+	}
+	setReplicas(t, g, 2)
+	two := waitPods(t, g, 2)
+	stays(t, g, 2)
+	if want := names(five[1:3]); !slices.Equal(names(two), want) {
+		t.Errorf("after scaling 5 -> 2 the pods are %v, want the two oldest ready ones %v", names(two), want)
+	}
+
+	setReplicas(t, g, 0)
+	waitPods(t, g, 0)
+}
+
+func TestScaleSubresource(t *testing.T) {
+	ns := suite.Namespace(t, nil)
+	g := createGordon(t, ns, "kubectl-scale", 1)
+	waitPods(t, g, 1)
+	// What `kubectl scale gordon/kubectl-scale --replicas=4` sends.
+	patch := client.RawPatch(types.MergePatchType, []byte(`{"spec":{"replicas":4}}`))
+	// The response, a Scale, is decoded into the object passed: pass a copy.
+	if err := suite.Client.SubResource("scale").Patch(context.Background(), g.DeepCopy(), patch); err != nil {
+		t.Fatal(err)
+	}
+	waitPods(t, g, 4)
+}
+
+func TestEndedAndDeletedPodsAreReplaced(t *testing.T) {
+	ns := suite.Namespace(t, nil)
+	g := createGordon(t, ns, "healing", 2)
+	pods := waitPods(t, g, 2)
+	ctx := context.Background()
+
+	// The workshop's checker task: a terminated pod is replaced.
+	failed := pods[0]
+	failed.Status.Phase = corev1.PodFailed
+	if err := suite.Client.Status().Update(ctx, &failed); err != nil {
+		t.Fatal(err)
+	}
+	if err := suite.Client.Delete(ctx, &pods[1]); err != nil {
+		t.Fatal(err)
+	}
+	testenv.Eventually(t, "two new pods", func(ctx context.Context) error {
+		now, err := podsOf(ctx, g)
+		if err != nil {
+			return err
+		}
+		if len(now) != 2 || slices.Contains(names(now), pods[0].Name) || slices.Contains(names(now), pods[1].Name) {
+			return fmt.Errorf("pods are %v, replaced were %v", names(now), names(pods))
+		}
+		return nil
+	})
+	stays(t, g, 2)
+}
+
+func TestBadReplicasAreRefusedAtAdmission(t *testing.T) {
+	ns := suite.Namespace(t, nil)
+	tests := []struct {
+		name     string
+		settings map[string]any
+		message  string
+	}{
+		{"negative", map[string]any{"replicas": -1}, "spec.gordon.replicas: Invalid value: -1: spec.gordon.replicas in body should be greater than or equal to 0"},
+		{"not an integer", map[string]any{"replicas": 2.5}, "spec.gordon.replicas in body must be of type int32"},
+		{"a string", map[string]any{"replicas": "three"}, "spec.gordon.replicas in body must be of type integer"},
+		{"missing", map[string]any{}, "spec.gordon.replicas: Required value"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			u := &unstructured.Unstructured{Object: map[string]any{
+				"apiVersion": gordonv1.GroupVersion.String(),
+				"kind":       "Gordon",
+				"metadata":   map[string]any{"name": "bad", "namespace": ns},
+				"spec":       map[string]any{"gordon": tt.settings},
+			}}
+			err := suite.Client.Create(context.Background(), u)
+			if err == nil || !strings.Contains(err.Error(), tt.message) {
+				t.Fatalf("want an error containing %q, got %v", tt.message, err)
+			}
+		})
+	}
+}
+
+// Pods of another Gordon, or with the labels but no owner, are not counted.
+func TestOnlyOwnPodsCount(t *testing.T) {
+	ns := suite.Namespace(t, nil)
+	stranger := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "stranger", Namespace: ns, Labels: labels.Selector(appName, "mine")},
+		Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "busybox"}}},
+	}
+	if err := suite.Client.Create(context.Background(), stranger); err != nil {
+		t.Fatal(err)
+	}
+	g := createGordon(t, ns, "mine", 2)
+	other := createGordon(t, ns, "other", 1)
+	waitPods(t, other, 1)
+	testenv.Eventually(t, "2 owned pods besides the stranger", func(ctx context.Context) error {
+		pods, err := podsOf(ctx, g)
+		if err != nil {
+			return err
+		}
+		if len(pods) != 3 { // two owned plus the stranger, which carries the labels
+			return fmt.Errorf("%d labelled pods", len(pods))
+		}
+		return nil
+	})
+	if err := suite.Client.Get(context.Background(), types.NamespacedName{Namespace: ns, Name: "stranger"}, stranger); err != nil {
+		t.Errorf("the stranger pod was touched: %v", err)
+	}
+}

@@ -1,0 +1,22 @@
+package controller
+
+// Names of what the operator writes on objects, in one place.
+const (
+	// appName is the app.kubernetes.io/name of every gordon pod.
+	appName = "gordon"
+	// fieldOwner is the field manager of the operator's writes and the
+	// source of its events.
+	fieldOwner = "gordon-operator"
+	// podNamePrefix is the workshop's generateName.
+	podNamePrefix = "gordon-"
+	// containerName is the workshop's container name.
+	containerName = "gordon"
+)
+
+// Reasons of the Ready and Progressing conditions.
+const (
+	ReasonAllReady   = "AllPodsReady"
+	ReasonScaling    = "Scaling"
+	ReasonWaiting    = "WaitingForPods"
+	ReasonCreateFail = "CreateFailed"
+)

@@ -1,0 +1,42 @@
+package controller
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/operator-workshops/workshop/operators/common/labels"
+	"github.com/operator-workshops/workshop/operators/common/podsecurity"
+	gordonv1 "github.com/operator-workshops/workshop/operators/gordon/api/v1"
+)
+
+// podFor returns a new gordon pod of g, named by the API server from the
+// workshop's prefix. The caller sets the owner reference.
+func podFor(g *gordonv1.Gordon) *corev1.Pod {
+	image := g.Spec.Gordon.Image
+	if image == "" {
+		image = gordonv1.DefaultImage
+	}
+	return &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{
+			GenerateName: podNamePrefix,
+			Namespace:    g.Namespace,
+			Labels:       labels.Standard(appName, g.Name, fieldOwner),
+		},
+		Spec: corev1.PodSpec{
+			Containers: []corev1.Container{{
+				Name:            containerName,
+				Image:           image,
+				SecurityContext: podsecurity.Container(),
+			}},
+			// The workshop's image does not say which user it runs as, so
+			// the pod cannot promise runAsNonRoot; the rest of the
+			// restricted profile applies.
+			SecurityContext: podsecurity.Pod(nil),
+		},
+	}
+}
+
+// selector is the label selector of g's pods, as kubectl takes it.
+func selector(g *gordonv1.Gordon) string {
+	return metav1.FormatLabelSelector(&metav1.LabelSelector{MatchLabels: labels.Selector(appName, g.Name)})
+}

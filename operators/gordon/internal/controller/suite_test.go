@@ -1,0 +1,32 @@
+package controller
+
+import (
+	"os"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/runtime"
+	ctrl "sigs.k8s.io/controller-runtime"
+
+	"github.com/operator-workshops/workshop/operators/common/testenv"
+	gordonv1 "github.com/operator-workshops/workshop/operators/gordon/api/v1"
+	"github.com/operator-workshops/workshop/operators/gordon/internal/expectations"
+)
+
+// suite runs the Gordon controller against envtest for the integration
+// tests of this package.
+var suite = &testenv.Suite{
+	CRDs:        []string{"operator.prgcont.cz_gordons.yaml"},
+	AddToScheme: []func(*runtime.Scheme) error{gordonv1.AddToScheme},
+	Setup: func(mgr ctrl.Manager) error {
+		return (&GordonReconciler{
+			Client:       mgr.GetClient(),
+			Recorder:     mgr.GetEventRecorder(fieldOwner),
+			Expectations: expectations.New(),
+			Workers:      4,
+		}).SetupWithManager(mgr)
+	},
+}
+
+func TestMain(m *testing.M) {
+	os.Exit(suite.Main(m))
+}
