@@ -83,6 +83,9 @@ func TestWorkshopGordon(t *testing.T) {
 		}).
 		Assess("scales to 5 and back to 2", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
 			r := client(t, cfg)
+			// Creation timestamps count whole seconds: let the new pods be
+			// visibly newer than the first three.
+			time.Sleep(1100 * time.Millisecond)
 			scaleGordon(ctx, t, r, g, 5)
 			waitGordon(t, r, g, 5)
 			scaleGordon(ctx, t, r, g, 2)

@@ -20,22 +20,11 @@ import (
 	dbv1 "github.com/operator-workshops/workshop/operators/database/api/v1"
 )
 
-// blocked is a state only a person can fix, such as a missing Secret. It is
-// reported in the conditions instead of being retried: the watches bring the
-// Database back when the person acts.
-type blocked struct{ reason, message string }
-
-func (b *blocked) Error() string { return b.message }
-
-func block(reason, format string, args ...any) error {
-	return &blocked{reason: reason, message: fmt.Sprintf(format, args...)}
-}
-
 func (r *DatabaseReconciler) reconcileNormal(ctx context.Context, db *dbv1.Database) error {
 	err := r.reconcileChildren(ctx, db)
-	var b *blocked
+	var b *conditions.Blocked
 	if errors.As(err, &b) {
-		setNotReady(db, b.reason, b.message, true)
+		setNotReady(db, b.Reason, b.Message, true)
 		return nil
 	}
 	return err
@@ -84,17 +73,17 @@ func (r *DatabaseReconciler) reconcileSecret(ctx context.Context, db *dbv1.Datab
 	case apierrors.IsNotFound(err) && generated:
 		return ref, r.createPasswordSecret(ctx, db, ref)
 	case apierrors.IsNotFound(err):
-		return nil, block(ReasonSecretNotFound,
+		return nil, conditions.Block(ReasonSecretNotFound,
 			"Secret %q not found: create it with the root password under key %q, or remove spec.rootPasswordSecretRef to let the operator generate one",
 			ref.Name, ref.Key)
 	case err != nil:
 		return nil, err
 	case generated && !metav1.IsControlledBy(secret, db):
-		return nil, block(ReasonNameConflict,
+		return nil, conditions.Block(ReasonNameConflict,
 			"Secret %q exists and does not belong to Database %q: delete it, or name it in spec.rootPasswordSecretRef", ref.Name, db.Name)
 	}
 	if _, ok := secret.Data[ref.Key]; !ok {
-		return nil, block(ReasonSecretKeyAbsent, "Secret %q has no key %q: add the root password under that key", ref.Name, ref.Key)
+		return nil, conditions.Block(ReasonSecretKeyAbsent, "Secret %q has no key %q: add the root password under that key", ref.Name, ref.Key)
 	}
 	return ref, nil
 }
@@ -148,7 +137,7 @@ func (r *DatabaseReconciler) reconcilePod(ctx context.Context, db *dbv1.Database
 		return nil, err
 	}
 	if !metav1.IsControlledBy(pod, db) {
-		return nil, block(ReasonNameConflict,
+		return nil, conditions.Block(ReasonNameConflict,
 			"Pod %q exists and does not belong to Database %q: delete it or choose another name for the Database", pod.Name, db.Name)
 	}
 	if !pod.DeletionTimestamp.IsZero() {
@@ -184,7 +173,7 @@ func (r *DatabaseReconciler) reconcileService(ctx context.Context, db *dbv1.Data
 		return 0, err
 	}
 	if !created && !metav1.IsControlledBy(svc, db) {
-		return 0, block(ReasonNameConflict,
+		return 0, conditions.Block(ReasonNameConflict,
 			"Service %q exists and does not belong to Database %q: delete it or choose another name for the Database", svc.Name, db.Name)
 	}
 	applied := serviceFor(db, ref)
