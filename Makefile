@@ -54,7 +54,7 @@ lint: ## Lint the Go code of every module and the shell scripts.
 	scripts/build-tools.sh golangci-lint
 	for m in $(MODULES); do (cd $$m && golangci-lint run --config $(ROOT)/.golangci.yml ./...); done
 	@command -v shellcheck >/dev/null || { echo "shellcheck is missing: apt-get install shellcheck"; exit 1; }
-	shellcheck scripts/*.sh .ci/run
+	shellcheck scripts/*.sh .ci/run $(wildcard operators/*/internal/scripts/*.sh)
 
 ##@ Test
 

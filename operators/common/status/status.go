@@ -14,6 +14,12 @@ import (
 
 // PatchIfChanged sends a merge patch of after's status, computed against
 // before (a deep copy taken when the object was read), when the two differ.
+//
+// The patch carries before's resourceVersion: a merge patch replaces lists
+// whole, so a reconcile that started from a stale copy (the cache lags the
+// writes of the previous reconcile) would otherwise put back the conditions
+// the previous one had just changed. A stale patch fails with a conflict
+// instead, and the reconcile runs again on fresh data.
 func PatchIfChanged(ctx context.Context, c client.Client, before, after client.Object) error {
 	was, err := statusOf(before)
 	if err != nil {
@@ -26,7 +32,8 @@ func PatchIfChanged(ctx context.Context, c client.Client, before, after client.O
 	if equality.Semantic.DeepEqual(was, is) {
 		return nil
 	}
-	if err := c.Status().Patch(ctx, after, client.MergeFrom(before)); err != nil {
+	patch := client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})
+	if err := c.Status().Patch(ctx, after, patch); err != nil {
 		return fmt.Errorf("writing status of %s: %w", client.ObjectKeyFromObject(after), err)
 	}
 	return nil

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
@@ -45,5 +46,12 @@ func TestPatchIfChanged(t *testing.T) {
 	}
 	if stored.Status.Message != "changed" {
 		t.Errorf("stored status message %q, want %q", stored.Status.Message, "changed")
+	}
+
+	// A reconcile that read the object before that write must not undo it.
+	stale := before.DeepCopy()
+	stale.Status.Reason = "stale"
+	if err := PatchIfChanged(ctx, c, before, stale); !apierrors.IsConflict(err) {
+		t.Fatalf("a patch from a stale copy: err %v, want a conflict", err)
 	}
 }

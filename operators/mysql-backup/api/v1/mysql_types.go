@@ -1,0 +1,132 @@
+package v1
+
+import (
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// SkipBackupAnnotation, set to "true" on a MySQL being deleted, lets the
+// deletion go on without a backup: for an administrator who decided the data
+// may be lost, or whose server cannot be backed up any more.
+const SkipBackupAnnotation = "otus.homework/skip-backup"
+
+// MySQLSpec is the homework's cr.yml, plus a safer way to give the password.
+//
+// +kubebuilder:validation:XValidation:rule="has(self.password) != has(self.passwordSecretRef)",message="give exactly one of password and passwordSecretRef (recommended: a Secret, so the password is not in the manifest)"
+type MySQLSpec struct {
+	// image of the MySQL server, for example mysql:5.7 or mysql:8.0. The
+	// backup, restore and password Jobs run it too, for its client tools.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=512
+	Image string `json:"image"`
+
+	// database to create and to back up.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=64
+	// +kubebuilder:validation:Pattern=`^[0-9A-Za-z$_-]+$`
+	Database string `json:"database"`
+
+	// password of the root user, in clear text as in the homework. Prefer
+	// passwordSecretRef. Changing it changes the password in the running
+	// server.
+	// +optional
+	// +kubebuilder:validation:MinLength=1
+	Password string `json:"password,omitempty"`
+
+	// passwordSecretRef names the Secret key with the root password, in the
+	// MySQL's namespace. Changing the Secret changes the password in the
+	// running server.
+	// +optional
+	PasswordSecretRef *SecretKeyRef `json:"passwordSecretRef,omitempty"`
+
+	// storage_size is the size of the data volume, and of the backup volume
+	// when it is created.
+	// +required
+	StorageSize resource.Quantity `json:"storage_size"`
+
+	// storageClassName of both volumes; default: the cluster's default class.
+	// +optional
+	StorageClassName *string `json:"storageClassName,omitempty"`
+}
+
+// SecretKeyRef names a key of a Secret in the MySQL's namespace.
+type SecretKeyRef struct {
+	// name of the Secret.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	Name string `json:"name"`
+
+	// key in the Secret's data; default "password".
+	// +optional
+	// +kubebuilder:default=password
+	Key string `json:"key,omitempty"`
+}
+
+// MySQLStatus is what the operator observed and did.
+type MySQLStatus struct {
+	// observedGeneration is the spec generation the status describes.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+
+	// conditions: Ready (the server answers and the restore is done),
+	// Restored (what the restore Job did), BackupSucceeded (the backup
+	// before delete) and PasswordChanged.
+	// +optional
+	// +listType=map
+	// +listMapKey=type
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+
+	// message says what happened, as the homework's operator did:
+	// "mysql-instance created with restore-job" or "... without restore-job".
+	// +optional
+	Message string `json:"message,omitempty"`
+
+	// lastBackupTime is when the last backup of this MySQL completed.
+	// +optional
+	LastBackupTime *metav1.Time `json:"lastBackupTime,omitempty"`
+
+	// lastBackup is where that backup is: backup-<name>-pvc/<file>.
+	// +optional
+	LastBackup string `json:"lastBackup,omitempty"`
+
+	// restoredFrom is the backup the server was restored from when it was
+	// created; empty when there was none.
+	// +optional
+	RestoredFrom string `json:"restoredFrom,omitempty"`
+}
+
+// MySQL is a MySQL server with its data and backup volumes.
+//
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:shortName=ms
+// +kubebuilder:printcolumn:name="Image",type=string,JSONPath=`.spec.image`
+// +kubebuilder:printcolumn:name="Database",type=string,JSONPath=`.spec.database`
+// +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
+// +kubebuilder:printcolumn:name="Last backup",type=date,JSONPath=`.status.lastBackupTime`
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+type MySQL struct {
+	metav1.TypeMeta `json:",inline"`
+	// +optional
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	// spec is the desired server.
+	// +required
+	Spec MySQLSpec `json:"spec"`
+
+	// status is the observed state.
+	// +optional
+	Status MySQLStatus `json:"status,omitempty"`
+}
+
+// MySQLList is a list of MySQLs.
+//
+// +kubebuilder:object:root=true
+type MySQLList struct {
+	metav1.TypeMeta `json:",inline"`
+	// +optional
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []MySQL `json:"items"`
+}

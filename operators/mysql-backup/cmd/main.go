@@ -1,0 +1,28 @@
+// Command mysql-backup-operator runs the MySQL operator of the OTUS homework:
+// each MySQL becomes a server with its storage, restored from the last backup
+// when it is created and backed up before it is deleted. Run it against the
+// current kubeconfig with `go run ./operators/mysql-backup/cmd`.
+package main
+
+import (
+	"k8s.io/apimachinery/pkg/runtime"
+	ctrl "sigs.k8s.io/controller-runtime"
+
+	"github.com/operator-workshops/workshop/operators/common/manager"
+	mysqlv1 "github.com/operator-workshops/workshop/operators/mysql-backup/api/v1"
+	"github.com/operator-workshops/workshop/operators/mysql-backup/internal/controller"
+)
+
+func main() {
+	manager.Main(manager.Operator{
+		Name:             "mysql-backup",
+		AddToScheme:      []func(*runtime.Scheme) error{mysqlv1.AddToScheme},
+		DefaultProbeAddr: ":8083",
+		Setup: func(mgr ctrl.Manager, _ manager.Options) error {
+			return (&controller.MySQLReconciler{
+				Client:   mgr.GetClient(),
+				Recorder: mgr.GetEventRecorder(manager.FieldOwner("mysql-backup")),
+			}).SetupWithManager(mgr)
+		},
+	})
+}

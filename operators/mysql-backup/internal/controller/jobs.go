@@ -1,0 +1,60 @@
+package controller
+
+import (
+	"context"
+	"strings"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// jobState is where a Job is in its life.
+type jobState int
+
+const (
+	jobRunning jobState = iota
+	jobSucceeded
+	jobFailed
+)
+
+func stateOf(j *batchv1.Job) jobState {
+	for _, c := range j.Status.Conditions {
+		if c.Status != corev1.ConditionTrue {
+			continue
+		}
+		switch c.Type {
+		case batchv1.JobComplete:
+			return jobSucceeded
+		case batchv1.JobFailed:
+			return jobFailed
+		}
+	}
+	return jobRunning
+}
+
+// report returns what the Job's last pod wrote to its termination log: the
+// scripts write one line there (see scripts.ParseResult). It is empty when
+// no pod reported, as on a cluster whose pods are simulated.
+func (r *MySQLReconciler) report(ctx context.Context, j *batchv1.Job) (string, error) {
+	var pods corev1.PodList
+	if err := r.List(ctx, &pods, client.InNamespace(j.Namespace), client.MatchingLabels{batchv1.JobNameLabel: j.Name}); err != nil {
+		return "", err
+	}
+	msg := ""
+	var newest *corev1.Pod
+	for i := range pods.Items {
+		p := &pods.Items[i]
+		if newest == nil || newest.CreationTimestamp.Before(&p.CreationTimestamp) {
+			newest = p
+		}
+	}
+	if newest != nil {
+		for _, cs := range newest.Status.ContainerStatuses {
+			if t := cs.State.Terminated; t != nil {
+				msg = strings.TrimSpace(t.Message)
+			}
+		}
+	}
+	return msg, nil
+}

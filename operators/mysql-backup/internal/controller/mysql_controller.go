@@ -1,0 +1,114 @@
+// Package controller turns a MySQL into its server, volumes and Jobs:
+// restore from the last backup on create, back up before delete, follow
+// password changes. No step may lose data: a failed backup keeps the MySQL.
+package controller
+
+import (
+	"context"
+	"errors"
+
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/tools/events"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/operator-workshops/workshop/operators/common/apply"
+	"github.com/operator-workshops/workshop/operators/common/finalizers"
+	"github.com/operator-workshops/workshop/operators/common/status"
+	mysqlv1 "github.com/operator-workshops/workshop/operators/mysql-backup/api/v1"
+)
+
+// MySQLReconciler reconciles MySQLs.
+type MySQLReconciler struct {
+	client.Client
+	// APIReader reads around the cache. The credentials Secret records
+	// which password the server has; deciding from a stale copy of it would
+	// run a password Job twice.
+	APIReader client.Reader
+	Recorder  events.EventRecorder
+}
+
+var owner = apply.FieldOwner(fieldOwner)
+
+// secretRefIndex indexes MySQLs by the Secret their password comes from.
+const secretRefIndex = "spec.passwordSecretRef.name"
+
+// +kubebuilder:rbac:groups=otus.homework,resources=mysqls,verbs=get;list;watch;update;patch
+// +kubebuilder:rbac:groups=otus.homework,resources=mysqls/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=otus.homework,resources=mysqls/finalizers,verbs=update
+// +kubebuilder:rbac:groups="",resources=persistentvolumeclaims;services;secrets,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch
+// +kubebuilder:rbac:groups=apps,resources=deployments,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups=batch,resources=jobs,verbs=get;list;watch;create;delete
+// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+
+// Reconcile brings one MySQL towards its spec, or through its deletion.
+func (r *MySQLReconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Result, err error) {
+	m := &mysqlv1.MySQL{}
+	if err := r.Get(ctx, req.NamespacedName, m); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if !m.DeletionTimestamp.IsZero() {
+		return ctrl.Result{}, r.reconcileDelete(ctx, m)
+	}
+	if added, err := finalizers.Ensure(ctx, r.Client, m, finalizer); err != nil || added {
+		return ctrl.Result{}, err
+	}
+	before := m.DeepCopy()
+	defer func() {
+		err = errors.Join(err, status.PatchIfChanged(ctx, r.Client, before, m))
+	}()
+	m.Status.ObservedGeneration = m.Generation
+	return ctrl.Result{}, r.reconcileNormal(ctx, m)
+}
+
+// SetupWithManager watches MySQLs, what they own, every Job labelled with a
+// MySQL's name (the backup Job outlives its MySQL, so it is not owned), and
+// the Secrets their passwords come from.
+func (r *MySQLReconciler) SetupWithManager(mgr ctrl.Manager) error {
+	err := mgr.GetFieldIndexer().IndexField(context.Background(), &mysqlv1.MySQL{}, secretRefIndex,
+		func(o client.Object) []string {
+			if ref := o.(*mysqlv1.MySQL).Spec.PasswordSecretRef; ref != nil {
+				return []string{ref.Name}
+			}
+			return nil
+		})
+	if err != nil {
+		return err
+	}
+	return ctrl.NewControllerManagedBy(mgr).
+		For(&mysqlv1.MySQL{}).
+		Owns(&appsv1.Deployment{}).
+		Owns(&corev1.Service{}).
+		Owns(&corev1.PersistentVolumeClaim{}).
+		Owns(&corev1.Secret{}).
+		Watches(&batchv1.Job{}, handler.EnqueueRequestsFromMapFunc(byMySQLLabel)).
+		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(r.mysqlsNaming)).
+		Complete(r)
+}
+
+func byMySQLLabel(_ context.Context, o client.Object) []reconcile.Request {
+	name, ok := o.GetLabels()[mysqlLabel]
+	if !ok {
+		return nil
+	}
+	return []reconcile.Request{{NamespacedName: client.ObjectKey{Namespace: o.GetNamespace(), Name: name}}}
+}
+
+func (r *MySQLReconciler) mysqlsNaming(ctx context.Context, secret client.Object) []reconcile.Request {
+	var list mysqlv1.MySQLList
+	if err := r.List(ctx, &list, client.InNamespace(secret.GetNamespace()),
+		client.MatchingFields{secretRefIndex: secret.GetName()}); err != nil {
+		ctrl.LoggerFrom(ctx).Error(err, "listing the MySQLs that name a Secret", "secret", secret.GetName())
+		return nil
+	}
+	reqs := make([]reconcile.Request, 0, len(list.Items))
+	for i := range list.Items {
+		reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&list.Items[i])})
+	}
+	return reqs
+}

@@ -1,0 +1,93 @@
+// Package scripts holds the bash scripts that the mysql-backup operator's
+// Jobs run, byte for byte, and the names they share with the operator.
+//
+// The Jobs run in the MySQL image the MySQL names (mysql:8.0, mysql:5.7, a
+// MariaDB image), for its client tools, with the container command
+// Command(script), that is bash -c and the script's text: no ConfigMap, no
+// image of our own. The scripts use bash, gzip and coreutils, and the
+// clients under either name: mariadb, mariadb-dump and mariadb-admin
+// where they exist (MariaDB deprecates the mysql* names), else mysql,
+// mysqldump and mysqladmin.
+//
+// # Environment
+//
+// Every script reads:
+//
+//   - MYSQL_HOST (required): the server, normally its Service's name.
+//   - MYSQL_PORT: default 3306.
+//   - MYSQL_USER: default root.
+//   - MYSQL_PASSWORD: that user's password, from the MySQL's Secret. The
+//     scripts write it to a client option file (mode 0600, in a private
+//     mktemp -d directory under TMPDIR or /tmp, removed on exit) and pass
+//     --defaults-extra-file: never on a command line, which other
+//     processes can read, nor in MYSQL_PWD, which MySQL 8 deprecates.
+//   - WAIT_TIMEOUT: how long to wait for the server to answer, in seconds;
+//     default 60. A progress line is printed every 5 seconds meanwhile.
+//   - TERMINATION_LOG: where to write the one-line result; default
+//     /dev/termination-log, the container's terminationMessagePath. Writing
+//     is skipped when the file's directory does not exist.
+//
+// backup.sh also reads MYSQL_DATABASE (required: the database to dump; its
+// name may hold '-' or '$') and BACKUP_DIR (required: the backup volume's
+// mount path). restore.sh reads BACKUP_DIR (required). password.sh reads
+// MYSQL_NEW_PASSWORD (required), and needs MYSQL_PASSWORD set.
+//
+// Some of these names are also read by the official images' entrypoint,
+// with another meaning (MYSQL_USER and MYSQL_PASSWORD create a second user
+// there, and MYSQL_USER=root stops the mysql image from starting): set them
+// on the Jobs' containers only, never on the server's.
+//
+// # backup.sh
+//
+// It waits for the server, then runs mysqldump --single-transaction
+// --routines --triggers --events --hex-blob --databases MYSQL_DATABASE
+// (utf8mb4; --set-gtid-purged=OFF where the client has it), gzipped, into a
+// hidden temporary file .backup-tmp.XXXXXX in BACKUP_DIR. It checks that the
+// gzip is whole and that the text ends with mysqldump's "-- Dump completed"
+// line, syncs it, and renames it to MYSQL_DATABASE-YYYYMMDDTHHMMSSZ.sql.gz
+// (UTC; -1, -2... is added rather than replace a file of the same second).
+// Then it replaces the file latest, by rename, with one holding that name
+// and a newline. Dumps and latest are mode 0640. Older dumps are never
+// deleted. On any failure it exits non-zero and removes its temporary file;
+// latest and every earlier dump stay as they were. A Job killed with
+// SIGKILL can leave a .backup-tmp.* file behind: it is never read and may be
+// deleted.
+//
+// # restore.sh
+//
+// Without BACKUP_DIR/latest it prints that there is nothing to restore and
+// exits 0, without contacting the server. Otherwise it checks the dump that
+// latest names (as backup.sh does) before the server sees a line of it,
+// waits for the server and loads the dump with the mysql client. The dump
+// creates its database if needed and drops and recreates each table, so a
+// second restore gives the same data, not twice the rows; tables created
+// after the backup are left alone. The dump restores the database it was
+// taken of, whatever MYSQL_DATABASE says.
+//
+// # password.sh
+//
+// It waits for the server and logs in as MYSQL_USER with MYSQL_PASSWORD. If
+// that works, one ALTER USER IF EXISTS statement sets MYSQL_NEW_PASSWORD on
+// the user's '%' and 'localhost' accounts, those that exist, and the script
+// checks that the new password logs in. If the server refuses the current
+// password but takes the new one, the change was already made: it sets it
+// again on both accounts (best effort, for a run stopped halfway) and exits
+// 0. If it refuses both, it exits 1 and says so. The new password reaches
+// the server as an SQL string in a pipe, quotes and backslashes escaped,
+// with NO_BACKSLASH_ESCAPES off for that session.
+//
+// # Result
+//
+// Each script writes one line, without a newline, to TERMINATION_LOG, which
+// the operator reads from the pod's terminated state and ParseResult
+// understands:
+//
+//	backed-up <dump>            backup.sh succeeded
+//	restored <dump>             restore.sh loaded <dump>
+//	no-backup                   restore.sh found no latest
+//	password-changed            password.sh changed the password
+//	password-already-changed    the new password already worked
+//	failed: <reason>            any script, with a non-zero exit status
+//
+// No script prints a password, in its output, its errors or its result.
+package scripts

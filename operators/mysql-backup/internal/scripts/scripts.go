@@ -1,0 +1,114 @@
+package scripts
+
+import (
+	_ "embed"
+	"fmt"
+	"strings"
+)
+
+// Backup is backup.sh: it dumps MYSQL_DATABASE to a new file in BACKUP_DIR
+// and points BACKUP_DIR/latest at it, or fails leaving both untouched.
+//
+//go:embed backup.sh
+var Backup string
+
+// Restore is restore.sh: it loads the dump BACKUP_DIR/latest names, or
+// reports no-backup when there is none.
+//
+//go:embed restore.sh
+var Restore string
+
+// Password is password.sh: it changes the password of MYSQL_USER's '%' and
+// 'localhost' accounts from MYSQL_PASSWORD to MYSQL_NEW_PASSWORD,
+// idempotently.
+//
+//go:embed password.sh
+var Password string
+
+// Names of the environment variables the scripts read; doc.go says which
+// script reads which and what the defaults are.
+const (
+	EnvHost           = "MYSQL_HOST"
+	EnvPort           = "MYSQL_PORT"
+	EnvUser           = "MYSQL_USER"
+	EnvPassword       = "MYSQL_PASSWORD"
+	EnvNewPassword    = "MYSQL_NEW_PASSWORD"
+	EnvDatabase       = "MYSQL_DATABASE"
+	EnvBackupDir      = "BACKUP_DIR"
+	EnvWaitTimeout    = "WAIT_TIMEOUT"
+	EnvTerminationLog = "TERMINATION_LOG"
+)
+
+// Defaults the scripts use for unset variables.
+const (
+	DefaultPort               = 3306
+	DefaultUser               = "root"
+	DefaultWaitTimeoutSeconds = 60
+	DefaultTerminationLog     = "/dev/termination-log"
+)
+
+// LatestFile is the file in BACKUP_DIR that names the newest complete dump.
+const LatestFile = "latest"
+
+// The variables each script reads, for a Job builder's tests: the test of
+// this package checks these lists against the scripts' text.
+var (
+	BackupEnv   = []string{EnvHost, EnvPort, EnvUser, EnvPassword, EnvWaitTimeout, EnvTerminationLog, EnvDatabase, EnvBackupDir}
+	RestoreEnv  = []string{EnvHost, EnvPort, EnvUser, EnvPassword, EnvWaitTimeout, EnvTerminationLog, EnvBackupDir}
+	PasswordEnv = []string{EnvHost, EnvPort, EnvUser, EnvPassword, EnvWaitTimeout, EnvTerminationLog, EnvNewPassword}
+)
+
+// Command is the container command that runs script (Backup, Restore or
+// Password). It is meant for the container's command, not args, so that the
+// image's entrypoint (which would start a server) does not run.
+func Command(script string) []string {
+	return []string{"bash", "-c", script}
+}
+
+// Outcome is what a script reports it did.
+type Outcome string
+
+// The outcomes, as the first word of a termination message.
+const (
+	BackedUp               Outcome = "backed-up"
+	Restored               Outcome = "restored"
+	NoBackup               Outcome = "no-backup"
+	PasswordChanged        Outcome = "password-changed"
+	PasswordAlreadyChanged Outcome = "password-already-changed"
+	Failed                 Outcome = "failed"
+)
+
+// Result is a script's termination message, parsed.
+type Result struct {
+	Outcome Outcome
+	// Dump is the dump's file name in BACKUP_DIR, for BackedUp and Restored.
+	Dump string
+	// Reason says why, for Failed.
+	Reason string
+}
+
+// ParseResult parses the termination message a script wrote (see doc.go).
+// Surrounding white space is ignored.
+func ParseResult(message string) (Result, error) {
+	msg := strings.TrimSpace(message)
+	if reason, ok := strings.CutPrefix(msg, string(Failed)+":"); ok {
+		return Result{Outcome: Failed, Reason: strings.TrimSpace(reason)}, nil
+	}
+	word, dump, _ := strings.Cut(msg, " ")
+	switch o := Outcome(word); o {
+	case BackedUp, Restored:
+		if dump == "" || strings.ContainsAny(dump, "/ \n") {
+			return Result{}, fmt.Errorf("termination message %q: %s needs one dump file name", msg, o)
+		}
+		return Result{Outcome: o, Dump: dump}, nil
+	case NoBackup, PasswordChanged, PasswordAlreadyChanged:
+		if dump != "" {
+			return Result{}, fmt.Errorf("termination message %q: nothing may follow %s", msg, o)
+		}
+		return Result{Outcome: o}, nil
+	}
+	if msg == "" {
+		return Result{}, fmt.Errorf("empty termination message: the script did not finish (see the pod's log)")
+	}
+	return Result{}, fmt.Errorf("termination message %q is not one of the scripts' results", msg)
+}

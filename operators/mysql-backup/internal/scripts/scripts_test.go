@@ -1,0 +1,723 @@
+package scripts
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// run is one run of a script.
+type run struct {
+	output string // stdout and stderr, interleaved
+	code   int
+	result string // what it wrote to TERMINATION_LOG
+	argv   string // the client tools' command lines
+}
+
+// runScript runs script as a Job would, bash -c with its text, with only
+// the environment env (over the defaults: the shared server, as root),
+// and PATH through the wrappers that log the tools' argv. A value of
+// "<unset>" removes a default.
+func (s *server) runScript(t *testing.T, script string, env map[string]string) run {
+	t.Helper()
+	tmp := t.TempDir()
+	vars := map[string]string{
+		"PATH":            s.wrapDir + string(os.PathListSeparator) + os.Getenv("PATH"),
+		"HOME":            tmp, // no ~/.my.cnf
+		EnvHost:           "127.0.0.1",
+		EnvPort:           strconv.Itoa(s.port),
+		EnvPassword:       rootPassword,
+		EnvTerminationLog: filepath.Join(tmp, "termination-log"),
+		"ARGV_LOG":        filepath.Join(tmp, "argv.log"),
+	}
+	maps.Copy(vars, env)
+	var environ []string
+	for k, v := range vars {
+		if v != "<unset>" {
+			environ = append(environ, k+"="+v)
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "bash", "-c", script)
+	cmd.Env = environ
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	err := cmd.Run()
+	r := run{output: out.String()}
+	if err != nil {
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) {
+			t.Fatalf("running the script: %v\n%s", err, r.output)
+		}
+		r.code = ee.ExitCode()
+	}
+	b, _ := os.ReadFile(vars[EnvTerminationLog])
+	r.result = string(b)
+	b, _ = os.ReadFile(vars["ARGV_LOG"])
+	r.argv = string(b)
+	t.Logf("exit %d, result %q, output:\n%s", r.code, r.result, r.output)
+	// Whatever the script and the outcome, no password it was given shows
+	// in its output, its result or any client tool's command line.
+	for _, name := range []string{EnvPassword, EnvNewPassword} {
+		pw := vars[name]
+		if pw == "" || pw == "<unset>" {
+			continue
+		}
+		forms := []string{
+			pw,
+			strings.NewReplacer(`\`, `\\`, `'`, `''`).Replace(pw), // in SQL
+			strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(pw), // in an option file
+		}
+		for what, text := range map[string]string{"output": r.output, "result": r.result, "client argv": r.argv} {
+			for _, form := range forms {
+				if strings.Contains(text, form) {
+					t.Errorf("the %s shows %s", what, name)
+				}
+			}
+		}
+	}
+	return r
+}
+
+// mustSucceed fails t unless r exited 0 with a result of the outcome o.
+func mustSucceed(t *testing.T, r run, o Outcome) Result {
+	t.Helper()
+	if r.code != 0 {
+		t.Fatalf("exit status %d, want 0; output:\n%s", r.code, r.output)
+	}
+	res, err := ParseResult(r.result)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Outcome != o {
+		t.Fatalf("result %q, want %s", r.result, o)
+	}
+	return res
+}
+
+// mustFail fails t unless r exited non-zero with a "failed:" result and an
+// output that contains want.
+func mustFail(t *testing.T, r run, want string) {
+	t.Helper()
+	if r.code == 0 {
+		t.Fatalf("exit status 0, want a failure; output:\n%s", r.output)
+	}
+	if !strings.HasPrefix(r.result, "failed: ") {
+		t.Errorf("result %q, want failed: ...", r.result)
+	}
+	if !strings.Contains(r.output, want) {
+		t.Errorf("output does not say %q:\n%s", want, r.output)
+	}
+}
+
+// homework creates the homework's database and table with its two rows.
+func homework(t *testing.T, s *server, db string) {
+	t.Helper()
+	s.mustQuery(t, fmt.Sprintf("DROP DATABASE IF EXISTS `%[1]s`; CREATE DATABASE `%[1]s`; USE `%[1]s`;"+
+		" CREATE TABLE test ( id smallint unsigned not null auto_increment, name varchar(20) not null, constraint pk_example primary key (id) );"+
+		" INSERT INTO test ( id, name ) VALUES ( null, 'some data' );"+
+		" INSERT INTO test ( id, name ) VALUES ( null, 'some data-2' );", db))
+	t.Cleanup(func() { _, _ = s.query(rootTCP, "DROP DATABASE IF EXISTS `"+db+"`") })
+}
+
+func rows(t *testing.T, s *server, db string) string {
+	t.Helper()
+	return s.mustQuery(t, "SELECT id, name FROM `"+db+"`.test ORDER BY id")
+}
+
+const homeworkRows = "1\tsome data\n2\tsome data-2"
+
+var dumpName = regexp.MustCompile(`^otus-database-[0-9]{8}T[0-9]{6}Z(-[0-9]+)?\.sql\.gz$`)
+
+// listDir returns BACKUP_DIR's files with their contents.
+func listDir(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	files := map[string]string{}
+	for _, e := range entries {
+		b, err := os.ReadFile(filepath.Join(dir, e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		files[e.Name()] = string(b)
+	}
+	return files
+}
+
+func latest(t *testing.T, dir string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(dir, LatestFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.TrimSuffix(string(b), "\n")
+}
+
+// TestHomework is the homework's check: a table with two rows survives a
+// backup, the loss of the database, and a restore.
+func TestHomework(t *testing.T) {
+	s := needServer(t)
+	const db = "otus-database"
+	homework(t, s, db)
+	dir := t.TempDir()
+
+	b := mustSucceed(t, s.runScript(t, Backup, map[string]string{EnvDatabase: db, EnvBackupDir: dir}), BackedUp)
+	if !dumpName.MatchString(b.Dump) {
+		t.Errorf("dump name %q does not match %s", b.Dump, dumpName)
+	}
+	if got := latest(t, dir); got != b.Dump {
+		t.Errorf("latest = %q, want %q", got, b.Dump)
+	}
+	if files := slices.Sorted(maps.Keys(listDir(t, dir))); !slices.Equal(files, slices.Sorted(slices.Values([]string{b.Dump, LatestFile}))) {
+		t.Errorf("BACKUP_DIR holds %q, want the dump and latest", files)
+	}
+
+	s.mustQuery(t, "DROP DATABASE `"+db+"`")
+	r := s.runScript(t, Restore, map[string]string{EnvBackupDir: dir})
+	mustSucceed(t, r, Restored)
+	if r.result != "restored "+b.Dump {
+		t.Errorf("result %q, want %q", r.result, "restored "+b.Dump)
+	}
+	if got := rows(t, s, db); got != homeworkRows {
+		t.Errorf("after restore the table holds\n%s\nwant\n%s", got, homeworkRows)
+	}
+}
+
+// TestRestoreWithoutBackup: nothing to restore is a success, and needs no
+// server.
+func TestRestoreWithoutBackup(t *testing.T) {
+	s := needServer(t)
+	t.Run("empty BACKUP_DIR", func(t *testing.T) {
+		r := s.runScript(t, Restore, map[string]string{EnvBackupDir: t.TempDir()})
+		mustSucceed(t, r, NoBackup)
+		if r.result != "no-backup" {
+			t.Errorf("result %q, want exactly no-backup", r.result)
+		}
+		if !strings.Contains(r.output, "nothing to restore") {
+			t.Errorf("output does not say there is nothing to restore")
+		}
+	})
+	t.Run("dumps but no latest, server down", func(t *testing.T) {
+		dir := t.TempDir()
+		if err := os.WriteFile(filepath.Join(dir, "otus-database-20240101T000000Z.sql.gz"), nil, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		r := s.runScript(t, Restore, map[string]string{EnvBackupDir: dir, EnvPort: strconv.Itoa(closedPort(t)), EnvWaitTimeout: "1"})
+		mustSucceed(t, r, NoBackup)
+		if !strings.Contains(r.output, "1 dump(s) but no latest file") {
+			t.Errorf("output does not warn about the dump without latest")
+		}
+	})
+}
+
+// TestTwoBackupsRestoreTwice: every backup keeps its own file, latest names
+// the newest, and restoring it twice gives the same rows.
+func TestTwoBackupsRestoreTwice(t *testing.T) {
+	s := needServer(t)
+	const db = "otus-database"
+	homework(t, s, db)
+	dir := t.TempDir()
+	env := map[string]string{EnvDatabase: db, EnvBackupDir: dir}
+
+	first := mustSucceed(t, s.runScript(t, Backup, env), BackedUp)
+	firstBytes := listDir(t, dir)[first.Dump]
+	s.mustQuery(t, "INSERT INTO `otus-database`.test (name) VALUES ('third')")
+	// Likely the same second as the first: the name must not be reused.
+	second := mustSucceed(t, s.runScript(t, Backup, env), BackedUp)
+	s.mustQuery(t, "INSERT INTO `otus-database`.test (name) VALUES ('after the backup')")
+
+	if first.Dump == second.Dump {
+		t.Fatalf("both backups are named %s", first.Dump)
+	}
+	files := listDir(t, dir)
+	if got := slices.Sorted(maps.Keys(files)); !slices.Equal(got, slices.Sorted(slices.Values([]string{first.Dump, second.Dump, LatestFile}))) {
+		t.Errorf("BACKUP_DIR holds %q, want both dumps and latest", got)
+	}
+	if files[first.Dump] != firstBytes {
+		t.Errorf("the second backup changed the first dump")
+	}
+	if got := latest(t, dir); got != second.Dump {
+		t.Errorf("latest = %q, want the newer %q", got, second.Dump)
+	}
+
+	want := homeworkRows + "\n3\tthird"
+	for i := range 2 {
+		r := s.runScript(t, Restore, map[string]string{EnvBackupDir: dir})
+		mustSucceed(t, r, Restored)
+		if got := rows(t, s, db); got != want {
+			t.Errorf("after restore %d the table holds\n%s\nwant\n%s", i+1, got, want)
+		}
+	}
+}
+
+// TestFidelity: what a restore brings back is what was dumped, byte for
+// byte, with the routines, triggers, events and views, for a database whose
+// name needs quoting.
+func TestFidelity(t *testing.T) {
+	s := needServer(t)
+	const db = "otus$data-base"
+	q := "`" + db + "`"
+	s.mustQuery(t, "DROP DATABASE IF EXISTS "+q+"; CREATE DATABASE "+q+" CHARACTER SET utf8mb4; USE "+q+";"+`
+CREATE TABLE t (id int PRIMARY KEY, txt text CHARACTER SET utf8mb4, bin varbinary(300), n decimal(30,10), d datetime(6), j json);
+INSERT INTO t VALUES
+  (1, 'ёжик 🦔 ''quoted'' \\back\\slash; -- not a comment', UNHEX(CONCAT(`+allBytesHex+`)), 12345678901234567890.0123456789, '2024-02-29 23:59:59.123456', '{"a": [1, "два"]}'),
+  (2, NULL, '', -0.0000000001, NULL, NULL),
+  (3, REPEAT('x', 60000), 0x00, 0, '1970-01-01 00:00:01', '[]');
+CREATE TABLE audit (id int AUTO_INCREMENT PRIMARY KEY, what varchar(50));
+CREATE TRIGGER t_ai AFTER INSERT ON t FOR EACH ROW INSERT INTO audit (what) VALUES (CONCAT('insert ', NEW.id));
+CREATE PROCEDURE p() SELECT COUNT(*) FROM t;
+CREATE EVENT e ON SCHEDULE EVERY 1 DAY DISABLE DO DELETE FROM audit;
+CREATE VIEW v AS SELECT id, LENGTH(bin) AS len FROM t;`)
+	t.Cleanup(func() { _, _ = s.query(rootTCP, "DROP DATABASE IF EXISTS "+q) })
+
+	snapshot := func() string {
+		return s.mustQuery(t, "USE "+q+";"+
+			" SELECT id, HEX(txt), HEX(bin), n, d, j FROM t ORDER BY id;"+
+			" SELECT * FROM v ORDER BY id;"+
+			" SELECT ROUTINE_NAME, ROUTINE_DEFINITION FROM information_schema.ROUTINES WHERE ROUTINE_SCHEMA = DATABASE();"+
+			" SELECT TRIGGER_NAME, ACTION_STATEMENT FROM information_schema.TRIGGERS WHERE TRIGGER_SCHEMA = DATABASE();"+
+			" SELECT EVENT_NAME, EVENT_DEFINITION, STATUS FROM information_schema.EVENTS WHERE EVENT_SCHEMA = DATABASE();")
+	}
+	before := snapshot()
+	dir := t.TempDir()
+	b := mustSucceed(t, s.runScript(t, Backup, map[string]string{EnvDatabase: db, EnvBackupDir: dir}), BackedUp)
+	if !strings.HasPrefix(b.Dump, db+"-") {
+		t.Errorf("dump %q is not named after %s", b.Dump, db)
+	}
+	s.mustQuery(t, "DROP DATABASE "+q)
+	mustSucceed(t, s.runScript(t, Restore, map[string]string{EnvBackupDir: dir}), Restored)
+	if after := snapshot(); after != before {
+		t.Errorf("restored data differs\nbefore:\n%s\nafter:\n%s", before, after)
+	}
+	// The trigger came back working.
+	s.mustQuery(t, "INSERT INTO "+q+".t (id) VALUES (4)")
+	if got := s.mustQuery(t, "SELECT what FROM "+q+".audit"); got != "insert 4" {
+		t.Errorf("audit after an insert = %q, want the restored trigger's row", got)
+	}
+}
+
+// allBytesHex is an SQL expression for the hex of bytes 0..255.
+var allBytesHex = func() string {
+	var b strings.Builder
+	b.WriteString("'")
+	for i := range 256 {
+		fmt.Fprintf(&b, "%02X", i)
+	}
+	b.WriteString("'")
+	return b.String()
+}()
+
+// TestFailedBackupKeepsEarlierDump: a backup that fails, for any reason,
+// exits non-zero, leaves no temporary file and does not touch latest or the
+// earlier dump, which still restores.
+func TestFailedBackupKeepsEarlierDump(t *testing.T) {
+	s := needServer(t)
+	const db = "otus-database"
+	homework(t, s, db)
+	dir := t.TempDir()
+	good := mustSucceed(t, s.runScript(t, Backup, map[string]string{EnvDatabase: db, EnvBackupDir: dir}), BackedUp)
+	before := listDir(t, dir)
+	s.mustQuery(t, "INSERT INTO `otus-database`.test (name) VALUES ('not backed up')")
+
+	tests := []struct {
+		name string
+		env  map[string]string
+		want string // in the output
+	}{
+		{"wrong password", map[string]string{EnvPassword: "wrong"}, "Access denied"},
+		{"server down", map[string]string{EnvPort: strconv.Itoa(closedPort(t)), EnvWaitTimeout: "2"}, "did not answer within 2s"},
+		{"unknown database", map[string]string{EnvDatabase: "no-such-database"}, "mysqldump of database `no-such-database`"},
+		{"dump cut short", map[string]string{"TEST_TRUNCATE_DUMP": "1"}, "incomplete: it does not end with mysqldump's '-- Dump completed' line"},
+		{"no BACKUP_DIR", map[string]string{EnvBackupDir: filepath.Join(dir, "missing")}, "is not a writable directory"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			env := map[string]string{EnvDatabase: db, EnvBackupDir: dir}
+			maps.Copy(env, tt.env)
+			mustFail(t, s.runScript(t, Backup, env), tt.want)
+			if after := listDir(t, dir); !maps.Equal(after, before) {
+				t.Errorf("BACKUP_DIR changed: holds %q, had %q", slices.Sorted(maps.Keys(after)), slices.Sorted(maps.Keys(before)))
+			}
+		})
+	}
+
+	s.mustQuery(t, "DROP DATABASE `"+db+"`")
+	r := s.runScript(t, Restore, map[string]string{EnvBackupDir: dir})
+	if res := mustSucceed(t, r, Restored); res.Dump != good.Dump {
+		t.Errorf("restored %s, want the earlier dump %s", res.Dump, good.Dump)
+	}
+	if got := rows(t, s, db); got != homeworkRows {
+		t.Errorf("after restore the table holds\n%s\nwant\n%s", got, homeworkRows)
+	}
+}
+
+// TestRestoreRefusesBadDump: a dump that is cut short is never loaded.
+func TestRestoreRefusesBadDump(t *testing.T) {
+	s := needServer(t)
+	const db = "otus-database"
+	homework(t, s, db)
+	dir := t.TempDir()
+	b := mustSucceed(t, s.runScript(t, Backup, map[string]string{EnvDatabase: db, EnvBackupDir: dir}), BackedUp)
+	path := filepath.Join(dir, b.Dump)
+	whole, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, whole[:len(whole)/2], 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s.mustQuery(t, "INSERT INTO `otus-database`.test (name) VALUES ('kept')")
+	r := s.runScript(t, Restore, map[string]string{EnvBackupDir: dir})
+	mustFail(t, r, "is not a valid gzip file")
+	if r.argv != "" {
+		t.Errorf("a bad dump reached the server; the tools ran:\n%s", r.argv)
+	}
+
+	// A whole gzip of a dump whose end is missing, as a mysqldump killed
+	// halfway would leave without the trailer check.
+	text := gunzip(t, whole)
+	cut := text[:strings.Index(text, "INSERT INTO")+len("INSERT INTO")]
+	if err := os.WriteFile(path, gzipped(t, cut), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r = s.runScript(t, Restore, map[string]string{EnvBackupDir: dir})
+	mustFail(t, r, "is incomplete: it does not end with mysqldump's '-- Dump completed' line")
+	if r.argv != "" {
+		t.Errorf("an incomplete dump reached the server; the tools ran:\n%s", r.argv)
+	}
+	if got := rows(t, s, db); got != homeworkRows+"\n3\tkept" {
+		t.Errorf("a refused restore changed the table:\n%s", got)
+	}
+
+	if err := os.WriteFile(filepath.Join(dir, LatestFile), []byte("gone.sql.gz\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	mustFail(t, s.runScript(t, Restore, map[string]string{EnvBackupDir: dir}), "there is no readable")
+}
+
+func gunzip(t *testing.T, b []byte) string {
+	t.Helper()
+	zr, err := gzip.NewReader(bytes.NewReader(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	text, err := io.ReadAll(zr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(text)
+}
+
+func gzipped(t *testing.T, text string) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	zw := gzip.NewWriter(&buf)
+	if _, err := io.WriteString(zw, text); err != nil {
+		t.Fatal(err)
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+// TestWaitsForServer: a backup started before the server listens waits for
+// it, saying so, then succeeds.
+func TestWaitsForServer(t *testing.T) {
+	s := needServer(t)
+	const db = "otus-database"
+	homework(t, s, db)
+	port := closedPort(t)
+	// A proxy to the server that starts listening two seconds from now.
+	var wg sync.WaitGroup
+	stop := make(chan struct{})
+	wg.Go(func() {
+		select {
+		case <-stop:
+			return
+		case <-time.After(2 * time.Second):
+		}
+		l, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(port))
+		if err != nil {
+			t.Errorf("proxy: %v", err)
+			return
+		}
+		wg.Go(func() { <-stop; _ = l.Close() })
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			wg.Go(func() { proxy(c, s.port) })
+		}
+	})
+	defer func() { close(stop); wg.Wait() }()
+
+	start := time.Now()
+	r := s.runScript(t, Backup, map[string]string{EnvDatabase: db, EnvBackupDir: t.TempDir(), EnvPort: strconv.Itoa(port), EnvWaitTimeout: "30"})
+	mustSucceed(t, r, BackedUp)
+	if !strings.Contains(r.output, "waiting for the MySQL server at 127.0.0.1:"+strconv.Itoa(port)) {
+		t.Errorf("output has no progress line while waiting")
+	}
+	if d := time.Since(start); d < 2*time.Second {
+		t.Errorf("the backup took %v, before the server was there", d)
+	}
+}
+
+func proxy(c net.Conn, port int) {
+	defer func() { _ = c.Close() }()
+	up, err := net.Dial("tcp", "127.0.0.1:"+strconv.Itoa(port))
+	if err != nil {
+		return
+	}
+	defer func() { _ = up.Close() }()
+	done := make(chan struct{}, 2)
+	go func() { _, _ = io.Copy(up, c); done <- struct{}{} }()
+	go func() { _, _ = io.Copy(c, up); done <- struct{}{} }()
+	<-done
+}
+
+// closedPort returns a port on 127.0.0.1 where nothing listens.
+func closedPort(t *testing.T) int {
+	t.Helper()
+	p, err := freePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// trickyPassword has what breaks naive quoting in SQL, option files and
+// shells: quotes, a backslash, $, spaces, ;, # and a backquote.
+const trickyPassword = ` it's a \ $HOME; "quoted" #not-a-comment ` + "`x`"
+
+// TestPassword: password.sh changes both root accounts to a password that
+// needs escaping, is idempotent, fails clearly when neither password
+// works, and never shows a password.
+func TestPassword(t *testing.T) {
+	s := needServer(t)
+	t.Cleanup(func() {
+		// Put rootPassword back whatever happened, for the other tests.
+		for _, pw := range []string{trickyPassword, rootPassword} {
+			if _, err := s.query(login{user: "root", password: pw}, fmt.Sprintf(
+				"ALTER USER root@'%%' IDENTIFIED BY '%[1]s', root@'localhost' IDENTIFIED BY '%[1]s'", rootPassword)); err == nil {
+				return
+			}
+		}
+		t.Error("cannot restore the root password")
+	})
+	secrets := []string{rootPassword, trickyPassword, "wrong-1", "wrong-2"}
+	noSecrets := func(t *testing.T, r run) {
+		t.Helper()
+		for _, pw := range secrets {
+			for what, text := range map[string]string{"output": r.output, "result": r.result, "argv": r.argv} {
+				if strings.Contains(text, pw) {
+					t.Errorf("the %s holds the password %q", what, pw)
+				}
+			}
+		}
+		if r.argv == "" {
+			t.Errorf("no client tool ran through the argv-logging wrappers")
+		}
+	}
+	change := map[string]string{EnvPassword: rootPassword, EnvNewPassword: trickyPassword}
+
+	r := s.runScript(t, Password, change)
+	noSecrets(t, r)
+	mustSucceed(t, r, PasswordChanged)
+	if !strings.Contains(r.output, "root@'%' and root@'localhost'") {
+		t.Errorf("output does not name both accounts")
+	}
+	for _, l := range []login{
+		{user: "root", password: trickyPassword},               // root@'%'
+		{user: "root", password: trickyPassword, socket: true}, // root@'localhost'
+	} {
+		if got, err := s.query(l, "SELECT CURRENT_USER()"); err != nil {
+			t.Errorf("login with the new password (socket %v): %v", l.socket, err)
+		} else {
+			t.Logf("the new password logs in as %s", got)
+		}
+		l.password = rootPassword
+		if _, err := s.query(l, "SELECT 1"); err == nil || !strings.Contains(err.Error(), "Access denied") {
+			t.Errorf("login with the old password (socket %v): %v, want Access denied", l.socket, err)
+		}
+	}
+
+	r = s.runScript(t, Password, change)
+	noSecrets(t, r)
+	mustSucceed(t, r, PasswordAlreadyChanged)
+	if !strings.Contains(r.output, "already changed") {
+		t.Errorf("output does not say already changed")
+	}
+
+	r = s.runScript(t, Password, map[string]string{EnvPassword: "wrong-1", EnvNewPassword: "wrong-2"})
+	noSecrets(t, r)
+	mustFail(t, r, "accepts neither MYSQL_PASSWORD nor MYSQL_NEW_PASSWORD for user root")
+
+	// And back, with the tricky password as the current one.
+	r = s.runScript(t, Password, map[string]string{EnvPassword: trickyPassword, EnvNewPassword: rootPassword})
+	noSecrets(t, r)
+	mustSucceed(t, r, PasswordChanged)
+	if _, err := s.query(rootTCP, "SELECT 1"); err != nil {
+		t.Errorf("root password not back: %v", err)
+	}
+
+	t.Run("ALTER USER refused", func(t *testing.T) {
+		// Changing its own '%' account is allowed, the 'localhost' one
+		// needs CREATE USER: the one statement changes neither.
+		s.mustQuery(t, "CREATE USER app2@'%' IDENTIFIED BY 'app2-old'; CREATE USER app2@'localhost' IDENTIFIED BY 'app2-old'; GRANT SELECT ON mysql.* TO app2@'%'")
+		t.Cleanup(func() { _, _ = s.query(rootTCP, "DROP USER IF EXISTS app2@'%', app2@'localhost'") })
+		r := s.runScript(t, Password, map[string]string{EnvUser: "app2", EnvPassword: "app2-old", EnvNewPassword: trickyPassword})
+		mustFail(t, r, "ALTER USER for app2@'%' and app2@'localhost' at 127.0.0.1:"+strconv.Itoa(s.port)+" failed")
+		if _, err := s.query(login{user: "app2", password: "app2-old"}, "SELECT 1"); err != nil {
+			t.Errorf("app2@'%%' lost its old password in a failed change: %v", err)
+		}
+	})
+
+	t.Run("only a '%' account", func(t *testing.T) {
+		s.mustQuery(t, "CREATE USER app@'%' IDENTIFIED BY 'app-old'; GRANT CREATE USER ON *.* TO app@'%'; GRANT SELECT ON mysql.* TO app@'%'")
+		t.Cleanup(func() { _, _ = s.query(rootTCP, "DROP USER IF EXISTS app@'%'") })
+		r := s.runScript(t, Password, map[string]string{EnvUser: "app", EnvPassword: "app-old", EnvNewPassword: "app-new"})
+		mustSucceed(t, r, PasswordChanged)
+		if !strings.Contains(r.output, "changed the password of app@'%' at") {
+			t.Errorf("output does not name app@'%%' alone")
+		}
+		if _, err := s.query(login{user: "app", password: "app-new"}, "SELECT 1"); err != nil {
+			t.Errorf("app cannot log in with the new password: %v", err)
+		}
+		if got := s.mustQuery(t, "SELECT COUNT(*) FROM mysql.user WHERE User = 'app'"); got != "1" {
+			t.Errorf("app has %s accounts, want the one it had", got)
+		}
+	})
+}
+
+// TestShellcheck: the scripts are clean for shellcheck at every severity,
+// with the optional checks that find bugs. Left out: braces around every
+// variable (taste), uppercase variables never assigned (the environment is
+// the scripts' input), and the set -e notes, which flag each deliberate
+// `if f` and `$(...)` in a message.
+func TestShellcheck(t *testing.T) {
+	sc, err := exec.LookPath("shellcheck")
+	if err != nil {
+		t.Skip("shellcheck is not installed: apt-get install -y shellcheck")
+	}
+	out, err := exec.Command(sc, "--shell=bash", "--severity=style",
+		"--enable=add-default-case,avoid-nullary-conditions,deprecate-which,quote-safe-variables,require-double-brackets",
+		"backup.sh", "restore.sh", "password.sh").CombinedOutput()
+	if err != nil {
+		t.Errorf("shellcheck: %v\n%s", err, out)
+	}
+}
+
+// TestCommonPart: the helpers each script carries (a Job runs one file, so
+// they cannot be sourced) are the same text in all three.
+func TestCommonPart(t *testing.T) {
+	common := func(name, text string) string {
+		_, rest, ok1 := strings.Cut(text, "# --- common: begin")
+		part, _, ok2 := strings.Cut(rest, "# --- common: end ---")
+		if !ok1 || !ok2 {
+			t.Fatalf("%s has no common part between the markers", name)
+		}
+		return part
+	}
+	want := common("backup.sh", Backup)
+	for name, text := range map[string]string{"restore.sh": Restore, "password.sh": Password} {
+		if common(name, text) != want {
+			t.Errorf("the common part of %s differs from backup.sh's", name)
+		}
+	}
+}
+
+// TestEnvContract: each script reads exactly the variables its list says,
+// so the operator's Job builder and the scripts cannot disagree.
+func TestEnvContract(t *testing.T) {
+	ref := regexp.MustCompile(`\$\{?([A-Z][A-Z0-9_]*)|require ([A-Z][A-Z0-9_]*)`)
+	bash := map[string]bool{"PIPESTATUS": true, "SECONDS": true, "IFS": true}
+	all := map[string]bool{}
+	for _, tt := range []struct {
+		name, text string
+		env        []string
+	}{
+		{"backup.sh", Backup, BackupEnv},
+		{"restore.sh", Restore, RestoreEnv},
+		{"password.sh", Password, PasswordEnv},
+	} {
+		read := map[string]bool{}
+		for _, m := range ref.FindAllStringSubmatch(tt.text, -1) {
+			if v := m[1] + m[2]; !bash[v] {
+				read[v] = true
+				all[v] = true
+			}
+		}
+		if got, want := slices.Sorted(maps.Keys(read)), slices.Sorted(slices.Values(tt.env)); !slices.Equal(got, want) {
+			t.Errorf("%s reads %q, its list says %q", tt.name, got, want)
+		}
+	}
+	for _, v := range []string{EnvHost, EnvPort, EnvUser, EnvPassword, EnvNewPassword, EnvDatabase, EnvBackupDir, EnvWaitTimeout, EnvTerminationLog} {
+		if !all[v] {
+			t.Errorf("no script reads %s", v)
+		}
+	}
+	for _, want := range []string{
+		fmt.Sprintf("port=${%s:-%d}", EnvPort, DefaultPort),
+		fmt.Sprintf("user=${%s:-%s}", EnvUser, DefaultUser),
+		fmt.Sprintf("wait_timeout=${%s:-%d}", EnvWaitTimeout, DefaultWaitTimeoutSeconds),
+		fmt.Sprintf("${%s:-%s}", EnvTerminationLog, DefaultTerminationLog),
+		"$backup_dir/" + LatestFile,
+	} {
+		if !strings.Contains(Backup, want) {
+			t.Errorf("backup.sh does not have %q: the Go defaults and the script disagree", want)
+		}
+	}
+}
+
+func TestCommand(t *testing.T) {
+	if got := Command(Restore); len(got) != 3 || got[0] != "bash" || got[1] != "-c" || got[2] != Restore {
+		t.Errorf("Command(Restore) = %q...", got[:2])
+	}
+}
+
+func TestParseResult(t *testing.T) {
+	tests := []struct {
+		msg     string
+		want    Result
+		wantErr bool
+	}{
+		{msg: "backed-up otus-database-20240101T000000Z.sql.gz", want: Result{Outcome: BackedUp, Dump: "otus-database-20240101T000000Z.sql.gz"}},
+		{msg: "restored otus-database-20240101T000000Z-1.sql.gz\n", want: Result{Outcome: Restored, Dump: "otus-database-20240101T000000Z-1.sql.gz"}},
+		{msg: "no-backup", want: Result{Outcome: NoBackup}},
+		{msg: "password-changed", want: Result{Outcome: PasswordChanged}},
+		{msg: "password-already-changed", want: Result{Outcome: PasswordAlreadyChanged}},
+		{msg: "failed: the MySQL server at db:3306 did not answer within 60s", want: Result{Outcome: Failed, Reason: "the MySQL server at db:3306 did not answer within 60s"}},
+		{msg: "", wantErr: true},
+		{msg: "restored", wantErr: true},
+		{msg: "restored ../x.sql.gz", wantErr: true},
+		{msg: "no-backup now", wantErr: true},
+		{msg: "something else", wantErr: true},
+	}
+	for _, tt := range tests {
+		got, err := ParseResult(tt.msg)
+		if (err != nil) != tt.wantErr || got != tt.want {
+			t.Errorf("ParseResult(%q) = %+v, %v; want %+v, error %v", tt.msg, got, err, tt.want, tt.wantErr)
+		}
+	}
+}
