@@ -9,6 +9,7 @@ require (
 	github.com/operator-workshops/workshop/operators/common v0.0.0
 	github.com/operator-workshops/workshop/operators/database v0.0.0
 	github.com/operator-workshops/workshop/operators/gordon v0.0.0
+	github.com/operator-workshops/workshop/operators/mysql-backup v0.0.0
 	k8s.io/api v0.37.1
 	k8s.io/apimachinery v0.37.1
 	sigs.k8s.io/e2e-framework v0.7.0
@@ -92,4 +93,5 @@ replace (
 	github.com/operator-workshops/workshop/operators/common => ../operators/common
 	github.com/operator-workshops/workshop/operators/database => ../operators/database
 	github.com/operator-workshops/workshop/operators/gordon => ../operators/gordon
+	github.com/operator-workshops/workshop/operators/mysql-backup => ../operators/mysql-backup
 )

@@ -18,6 +18,7 @@ import (
 
 	dbv1 "github.com/operator-workshops/workshop/operators/database/api/v1"
 	gordonv1 "github.com/operator-workshops/workshop/operators/gordon/api/v1"
+	mysqlv1 "github.com/operator-workshops/workshop/operators/mysql-backup/api/v1"
 )
 
 // timeout bounds every wait of the e2e suites.
@@ -33,7 +34,7 @@ func client(t *testing.T, cfg *envconf.Config) *resources.Resources {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, add := range []func(*runtime.Scheme) error{dbv1.AddToScheme, gordonv1.AddToScheme} {
+	for _, add := range []func(*runtime.Scheme) error{dbv1.AddToScheme, gordonv1.AddToScheme, mysqlv1.AddToScheme} {
 		if err := add(r.GetScheme()); err != nil {
 			t.Fatal(err)
 		}

@@ -25,7 +25,7 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	testEnv = env.NewWithConfig(envconf.New())
-	testEnv.Setup(suite.Setup("database", "gordon"))
+	testEnv.Setup(suite.Setup("database", "gordon", "mysql-backup"))
 	testEnv.Finish(suite.Finish())
 	os.Exit(testEnv.Run(m))
 }

@@ -20,8 +20,9 @@ func main() {
 		DefaultProbeAddr: ":8083",
 		Setup: func(mgr ctrl.Manager, _ manager.Options) error {
 			return (&controller.MySQLReconciler{
-				Client:   mgr.GetClient(),
-				Recorder: mgr.GetEventRecorder(manager.FieldOwner("mysql-backup")),
+				Client:    mgr.GetClient(),
+				APIReader: mgr.GetAPIReader(),
+				Recorder:  mgr.GetEventRecorder(manager.FieldOwner("mysql-backup")),
 			}).SetupWithManager(mgr)
 		},
 	})

@@ -53,9 +53,19 @@ func (r *MySQLReconciler) backupBeforeDelete(ctx context.Context, m *mysqlv1.MyS
 			return false, err
 		}
 		j = backupJob(m)
-		if err := r.Create(ctx, j, client.FieldOwner(fieldOwner)); apierrors.IsAlreadyExists(err) {
+		err := r.Create(ctx, j, client.FieldOwner(fieldOwner))
+		switch {
+		case apierrors.IsAlreadyExists(err):
 			return false, nil // created by an earlier reconcile; the cache will show it
-		} else if err != nil {
+		case apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause):
+			// The whole namespace goes, the backup volume with it: there is
+			// nowhere to keep a backup, and waiting would only hold the
+			// namespace's deletion forever.
+			msg := fmt.Sprintf("namespace %s is being deleted with %s: no backup is possible", m.Namespace, backupPVCName(m.Name))
+			setCondition(m, BackupSucceeded, metav1.ConditionFalse, ReasonBackupSkipped, msg)
+			r.Recorder.Eventf(m, nil, corev1.EventTypeWarning, ReasonBackupSkipped, "SkipBackup", "%s", msg)
+			return true, nil
+		case err != nil:
 			return false, err
 		}
 		r.Recorder.Eventf(m, j, corev1.EventTypeNormal, ReasonBackingUp, "CreateBackupJob", "Started %s: the MySQL goes once it succeeded", name)

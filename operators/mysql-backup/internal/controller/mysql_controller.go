@@ -70,6 +70,9 @@ func (r *MySQLReconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ct
 // MySQL's name (the backup Job outlives its MySQL, so it is not owned), and
 // the Secrets their passwords come from.
 func (r *MySQLReconciler) SetupWithManager(mgr ctrl.Manager) error {
+	if r.APIReader == nil {
+		r.APIReader = mgr.GetAPIReader()
+	}
 	err := mgr.GetFieldIndexer().IndexField(context.Background(), &mysqlv1.MySQL{}, secretRefIndex,
 		func(o client.Object) []string {
 			if ref := o.(*mysqlv1.MySQL).Spec.PasswordSecretRef; ref != nil {

@@ -1,0 +1,114 @@
+package e2e
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/e2e-framework/klient/k8s"
+	"sigs.k8s.io/e2e-framework/klient/wait/conditions"
+	"sigs.k8s.io/e2e-framework/pkg/envconf"
+	"sigs.k8s.io/e2e-framework/pkg/features"
+
+	mysqlv1 "github.com/operator-workshops/workshop/operators/mysql-backup/api/v1"
+)
+
+func mysqlReady(obj k8s.Object) bool {
+	return meta.IsStatusConditionTrue(obj.(*mysqlv1.MySQL).Status.Conditions, "Ready")
+}
+
+func jobComplete(obj k8s.Object) bool {
+	for _, c := range obj.(*batchv1.Job).Status.Conditions {
+		if c.Type == batchv1.JobComplete && c.Status == corev1.ConditionTrue {
+			return true
+		}
+	}
+	return false
+}
+
+// The homework's sequence: apply cr.yml, restore Job, Ready, delete, backup
+// Job 1/1, children gone but the backup volume, recreate, restore again.
+func TestHomeworkMySQL(t *testing.T) {
+	m := &mysqlv1.MySQL{}
+	f := features.New("the homework's mysql-instance").
+		WithSetup("namespace", createNamespace).
+		Assess("kubectl apply refuses the homework's useless_data, naming it", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
+			sample, err := os.ReadFile(filepath.Join(suite.Root, "operators/mysql-backup/config/samples/mysql-instance.yaml"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			bad := filepath.Join(t.TempDir(), "cr.yml")
+			if err := os.WriteFile(bad, append(sample, []byte("  useless_data: \"useless info\"\n")...), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			out, err := suite.Run(ctx, "kubectl", "apply", "-n", namespaceOf(ctx), "-f", bad)
+			if err == nil || !strings.Contains(out, `unknown field "spec.useless_data"`) {
+				t.Fatalf("kubectl apply should fail naming useless_data, got %v:\n%s", err, out)
+			}
+			return ctx
+		}).
+		Assess("cr.yml gives a Ready MySQL after its restore Job", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
+			r := client(t, cfg)
+			applySample(ctx, t, cfg, "operators/mysql-backup/config/samples/mysql-instance.yaml", m)
+			waitFor(t, "mysql-instance to be Ready", conditions.New(r).ResourceMatch(m, mysqlReady))
+			restore := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: "restore-mysql-instance-job", Namespace: m.Namespace}}
+			waitFor(t, "restore-mysql-instance-job to complete", conditions.New(r).ResourceMatch(restore, jobComplete))
+			for _, name := range []string{"mysql-instance-pvc", "backup-mysql-instance-pvc"} {
+				pvc := &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: m.Namespace}}
+				waitFor(t, name+" to be Bound", conditions.New(r).ResourceMatch(pvc, func(o k8s.Object) bool {
+					return o.(*corev1.PersistentVolumeClaim).Status.Phase == corev1.ClaimBound
+				}))
+			}
+			var pods corev1.PodList
+			if err := r.List(ctx, &pods, func(o *metav1.ListOptions) { o.LabelSelector = "app=mysql-instance" }); err != nil {
+				t.Fatal(err)
+			}
+			if len(pods.Items) != 1 {
+				t.Errorf("kubectl get pods -l app=mysql-instance finds %d pods, want 1", len(pods.Items))
+			}
+			return ctx
+		}).
+		Assess("kubectl delete runs backup-mysql-instance-job to 1/1 and keeps the backup volume", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
+			r := client(t, cfg)
+			if err := r.Delete(ctx, m); err != nil {
+				t.Fatal(err)
+			}
+			waitFor(t, "mysql-instance to go", conditions.New(r).ResourceDeleted(m))
+			backup := &batchv1.Job{}
+			if err := r.Get(ctx, "backup-mysql-instance-job", m.Namespace, backup); err != nil {
+				t.Fatalf("kubectl get jobs should show backup-mysql-instance-job: %v", err)
+			}
+			if backup.Status.Succeeded != 1 {
+				t.Errorf("backup-mysql-instance-job has %d/1 completions", backup.Status.Succeeded)
+			}
+			gone := metav1.ObjectMeta{Name: "mysql-instance", Namespace: m.Namespace}
+			waitFor(t, "the Deployment to go", conditions.New(r).ResourceDeleted(&appsv1.Deployment{ObjectMeta: gone}))
+			waitFor(t, "the Service to go", conditions.New(r).ResourceDeleted(&corev1.Service{ObjectMeta: gone}))
+			waitFor(t, "the data volume to go", conditions.New(r).ResourceDeleted(&corev1.PersistentVolumeClaim{
+				ObjectMeta: metav1.ObjectMeta{Name: "mysql-instance-pvc", Namespace: m.Namespace}}))
+			if err := r.Get(ctx, "backup-mysql-instance-pvc", m.Namespace, &corev1.PersistentVolumeClaim{}); err != nil {
+				t.Errorf("the backup volume must stay: %v", err)
+			}
+			return ctx
+		}).
+		Assess("kubectl apply again restores and is Ready", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
+			r := client(t, cfg)
+			again := &mysqlv1.MySQL{}
+			applySample(ctx, t, cfg, "operators/mysql-backup/config/samples/mysql-instance.yaml", again)
+			waitFor(t, "mysql-instance to be Ready again", conditions.New(r).ResourceMatch(again, mysqlReady))
+			if !strings.Contains(again.Status.Message, "created with restore-job") {
+				t.Errorf("message %q", again.Status.Message)
+			}
+			return ctx
+		}).
+		WithTeardown("namespace", deleteNamespace).
+		Feature()
+	testEnv.Test(t, f)
+}
