@@ -63,12 +63,15 @@ func deleteNamespace(ctx context.Context, t *testing.T, cfg *envconf.Config) con
 func namespaceOf(ctx context.Context) string { return ctx.Value(nsKey{}).(string) }
 
 // applySample creates a sample manifest of the repository, unchanged but for
-// its namespace, as `kubectl apply -f` would.
-func applySample(ctx context.Context, t *testing.T, cfg *envconf.Config, path string, obj k8s.Object) {
+// its namespace and the edits, as `kubectl apply -f` would.
+func applySample(ctx context.Context, t *testing.T, cfg *envconf.Config, path string, obj k8s.Object, edits ...func()) {
 	t.Helper()
 	dir, file := filepath.Split(filepath.Join(suite.Root, path))
 	if err := decoder.DecodeFile(os.DirFS(dir), file, obj, decoder.MutateNamespace(namespaceOf(ctx))); err != nil {
 		t.Fatal(err)
+	}
+	for _, edit := range edits {
+		edit()
 	}
 	if err := client(t, cfg).Create(ctx, obj); err != nil {
 		t.Fatalf("creating %s: %v", path, err)

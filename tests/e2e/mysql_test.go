@@ -112,3 +112,67 @@ func TestHomeworkMySQL(t *testing.T) {
 		Feature()
 	testEnv.Test(t, f)
 }
+
+// A backup that cannot succeed keeps the MySQL and says why, until an
+// administrator says the data may go. Here the backup volume can never bind
+// (its storage class does not exist), so the backup Job runs out of time.
+func TestFailedBackupKeepsTheMySQL(t *testing.T) {
+	m := &mysqlv1.MySQL{}
+	f := features.New("a MySQL whose backup fails").
+		WithSetup("namespace", createNamespace).
+		WithSetup("an operator that gives Jobs 10 seconds", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
+			if err := suite.KillOperator(ctx, "mysql-backup"); err != nil {
+				t.Fatal(err)
+			}
+			if err := suite.StartOperator(ctx, "mysql-backup", "--job-deadline=10s"); err != nil {
+				t.Fatal(err)
+			}
+			return ctx
+		}).
+		Assess("stays after kubectl delete, with a condition and an event that say why", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
+			r := client(t, cfg)
+			noSuchClass := "no-such-class"
+			applySample(ctx, t, cfg, "operators/mysql-backup/config/samples/mysql-instance.yaml", m,
+				func() { m.Spec.StorageClassName = &noSuchClass })
+			if err := r.Delete(ctx, m); err != nil {
+				t.Fatal(err)
+			}
+			waitFor(t, "BackupSucceeded=False (BackupFailed)", conditions.New(r).ResourceMatch(m, func(o k8s.Object) bool {
+				c := meta.FindStatusCondition(o.(*mysqlv1.MySQL).Status.Conditions, "BackupSucceeded")
+				return c != nil && c.Status == metav1.ConditionFalse && c.Reason == "BackupFailed"
+			}))
+			out, err := suite.Run(ctx, "kubectl", "describe", "mysql", "-n", m.Namespace, m.Name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, want := range []string{"BackupFailed", "kubectl delete job backup-mysql-instance-job", mysqlv1.SkipBackupAnnotation} {
+				if !strings.Contains(out, want) {
+					t.Errorf("kubectl describe does not say %q:\n%s", want, out)
+				}
+			}
+			if err := r.Get(ctx, "mysql-instance", m.Namespace, &appsv1.Deployment{}); err != nil {
+				t.Errorf("the server must stay while its data is not backed up: %v", err)
+			}
+			return ctx
+		}).
+		Assess("goes when an administrator annotates it skip-backup", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
+			r := client(t, cfg)
+			if _, err := suite.Run(ctx, "kubectl", "annotate", "mysql", "-n", m.Namespace, m.Name, mysqlv1.SkipBackupAnnotation+"=true"); err != nil {
+				t.Fatal(err)
+			}
+			waitFor(t, "mysql-instance to go", conditions.New(r).ResourceDeleted(m))
+			return ctx
+		}).
+		WithTeardown("the operator as it was", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
+			if err := suite.KillOperator(ctx, "mysql-backup"); err != nil {
+				t.Fatal(err)
+			}
+			if err := suite.StartOperator(ctx, "mysql-backup"); err != nil {
+				t.Fatal(err)
+			}
+			return ctx
+		}).
+		WithTeardown("namespace", deleteNamespace).
+		Feature()
+	testEnv.Test(t, f)
+}

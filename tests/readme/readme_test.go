@@ -232,3 +232,22 @@ func TestGordonSection(t *testing.T) {
 		}
 	}
 }
+
+// The README's mysql-backup section: the homework's create, delete and
+// `kubectl get jobs`.
+func TestMySQLSection(t *testing.T) {
+	r := newReader(t)
+	r.run("make cluster-up")
+	r.run("kubectl apply -f crds/")
+	r.goRun("go run ./operators/mysql-backup/cmd")
+
+	r.run("kubectl apply -f operators/mysql-backup/config/samples/mysql-instance.yaml")
+	r.run("kubectl wait --for=condition=Ready mysql/mysql-instance --timeout=3m")
+	if out := r.run("kubectl get pvc"); !containsRow(out, "backup-mysql-instance-pvc", "Bound") || !containsRow(out, "mysql-instance-pvc", "Bound") {
+		t.Errorf("kubectl get pvc should show both volumes Bound")
+	}
+	r.run("kubectl delete mysqls.otus.homework mysql-instance")
+	if out := r.run("kubectl get jobs"); !containsRow(out, "backup-mysql-instance-job", "Complete", "1/1") {
+		t.Errorf("kubectl get jobs should show backup-mysql-instance-job 1/1")
+	}
+}

@@ -5,6 +5,8 @@
 package main
 
 import (
+	"flag"
+
 	"k8s.io/apimachinery/pkg/runtime"
 	ctrl "sigs.k8s.io/controller-runtime"
 
@@ -14,15 +16,21 @@ import (
 )
 
 func main() {
+	deadline := controller.DefaultJobDeadline
 	manager.Main(manager.Operator{
 		Name:             "mysql-backup",
 		AddToScheme:      []func(*runtime.Scheme) error{mysqlv1.AddToScheme},
 		DefaultProbeAddr: ":8083",
+		Flags: func(fs *flag.FlagSet) {
+			fs.DurationVar(&deadline, "job-deadline", deadline,
+				"How long a backup, restore or password Job may run before it counts as failed.")
+		},
 		Setup: func(mgr ctrl.Manager, _ manager.Options) error {
 			return (&controller.MySQLReconciler{
-				Client:    mgr.GetClient(),
-				APIReader: mgr.GetAPIReader(),
-				Recorder:  mgr.GetEventRecorder(manager.FieldOwner("mysql-backup")),
+				Client:      mgr.GetClient(),
+				APIReader:   mgr.GetAPIReader(),
+				Recorder:    mgr.GetEventRecorder(manager.FieldOwner("mysql-backup")),
+				JobDeadline: deadline,
 			}).SetupWithManager(mgr)
 		},
 	})

@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"strconv"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
@@ -118,7 +119,7 @@ func credentialsRef(m *mysqlv1.MySQL, key string) *corev1ac.EnvVarSourceApplyCon
 // job returns a Job that runs script against m's server. The passwords come
 // from the credentials Secret as environment variables: never in the
 // arguments, where `kubectl describe` and the process list would show them.
-func job(m *mysqlv1.MySQL, name, script string, extraEnv ...corev1.EnvVar) *batchv1.Job {
+func job(m *mysqlv1.MySQL, deadline time.Duration, name, script string, extraEnv ...corev1.EnvVar) *batchv1.Job {
 	secret := func(key string) *corev1.EnvVarSource {
 		return &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{
 			LocalObjectReference: corev1.LocalObjectReference{Name: credentialsName(m.Name)}, Key: key,
@@ -135,7 +136,8 @@ func job(m *mysqlv1.MySQL, name, script string, extraEnv ...corev1.EnvVar) *batc
 	return &batchv1.Job{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: m.Namespace, Labels: childLabels(m)},
 		Spec: batchv1.JobSpec{
-			BackoffLimit: ptr.To[int32](2),
+			BackoffLimit:          ptr.To[int32](2),
+			ActiveDeadlineSeconds: ptr.To(int64(deadline.Seconds())),
 			Template: corev1.PodTemplateSpec{
 				ObjectMeta: metav1.ObjectMeta{Labels: childLabels(m)},
 				Spec: corev1.PodSpec{
@@ -162,21 +164,21 @@ func job(m *mysqlv1.MySQL, name, script string, extraEnv ...corev1.EnvVar) *batc
 // restoreJob loads the latest backup, if any, into a new server. A new
 // server may take minutes to initialise its data directory, and the Job
 // waits for it.
-func restoreJob(m *mysqlv1.MySQL) *batchv1.Job {
-	return job(m, restoreJobName(m.Name), scripts.Restore, corev1.EnvVar{Name: scripts.EnvWaitTimeout, Value: "300"})
+func restoreJob(m *mysqlv1.MySQL, deadline time.Duration) *batchv1.Job {
+	return job(m, deadline, restoreJobName(m.Name), scripts.Restore, corev1.EnvVar{Name: scripts.EnvWaitTimeout, Value: "300"})
 }
 
 // backupJob dumps the database before m goes. It carries m's UID, since it
 // outlives m and the next MySQL of the same name must tell it apart.
-func backupJob(m *mysqlv1.MySQL) *batchv1.Job {
-	j := job(m, backupJobName(m.Name), scripts.Backup)
+func backupJob(m *mysqlv1.MySQL, deadline time.Duration) *batchv1.Job {
+	j := job(m, deadline, backupJobName(m.Name), scripts.Backup)
 	j.Annotations = map[string]string{uidAnnotation: string(m.UID)}
 	return j
 }
 
 // passwordJob sets the pending password in the running server.
-func passwordJob(m *mysqlv1.MySQL, pendingHash string) *batchv1.Job {
-	j := job(m, passwordJobName(m.Name), scripts.Password, corev1.EnvVar{
+func passwordJob(m *mysqlv1.MySQL, deadline time.Duration, pendingHash string) *batchv1.Job {
+	j := job(m, deadline, passwordJobName(m.Name), scripts.Password, corev1.EnvVar{
 		Name: scripts.EnvNewPassword,
 		ValueFrom: &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{
 			LocalObjectReference: corev1.LocalObjectReference{Name: credentialsName(m.Name)}, Key: keyPendingPassword,

@@ -46,13 +46,13 @@ func (r *MySQLReconciler) backupBeforeDelete(ctx context.Context, m *mysqlv1.MyS
 		r.Recorder.Eventf(m, nil, corev1.EventTypeWarning, ReasonBackupSkipped, "SkipBackup", "%s", msg)
 		return true, nil
 	}
-	j := backupJob(m)
+	j := backupJob(m, r.deadline())
 	err := r.Get(ctx, client.ObjectKeyFromObject(j), j)
 	if apierrors.IsNotFound(err) {
 		if err := r.ensureBackupPVC(ctx, m); err != nil {
 			return false, err
 		}
-		j = backupJob(m)
+		j = backupJob(m, r.deadline())
 		err := r.Create(ctx, j, client.FieldOwner(fieldOwner))
 		switch {
 		case apierrors.IsAlreadyExists(err):

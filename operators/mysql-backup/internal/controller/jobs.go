@@ -3,6 +3,7 @@ package controller
 import (
 	"context"
 	"strings"
+	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -57,4 +58,11 @@ func (r *MySQLReconciler) report(ctx context.Context, j *batchv1.Job) (string, e
 		}
 	}
 	return msg, nil
+}
+
+func (r *MySQLReconciler) deadline() time.Duration {
+	if r.JobDeadline <= 0 {
+		return DefaultJobDeadline
+	}
+	return r.JobDeadline
 }

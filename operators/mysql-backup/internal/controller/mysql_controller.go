@@ -6,6 +6,7 @@ package controller
 import (
 	"context"
 	"errors"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
@@ -30,7 +31,14 @@ type MySQLReconciler struct {
 	// run a password Job twice.
 	APIReader client.Reader
 	Recorder  events.EventRecorder
+	// JobDeadline is how long a backup, restore or password Job may run
+	// before it counts as failed: a backup stuck on a volume that never
+	// binds must not hold a deletion without saying so.
+	JobDeadline time.Duration
 }
+
+// DefaultJobDeadline is JobDeadline unless the operator's flag says otherwise.
+const DefaultJobDeadline = time.Hour
 
 var owner = apply.FieldOwner(fieldOwner)
 

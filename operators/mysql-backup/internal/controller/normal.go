@@ -141,14 +141,14 @@ func (r *MySQLReconciler) reconcileRestore(ctx context.Context, m *mysqlv1.MySQL
 		return true, nil
 	}
 	name := restoreJobName(m.Name)
-	j := restoreJob(m)
+	j := restoreJob(m, r.deadline())
 	err := r.Get(ctx, client.ObjectKeyFromObject(j), j)
 	switch {
 	case apierrors.IsNotFound(err) && !available:
 		setRestoring(m, ReasonServerStarting, fmt.Sprintf("waiting for the server to answer before running %s", name))
 		return false, nil
 	case apierrors.IsNotFound(err):
-		j = restoreJob(m)
+		j = restoreJob(m, r.deadline())
 		if err := controllerutil.SetControllerReference(m, j, r.Scheme()); err != nil {
 			return false, err
 		}

@@ -50,7 +50,7 @@ func (r *MySQLReconciler) reconcilePassword(ctx context.Context, m *mysqlv1.MySQ
 		setChanging(m, "the password changed again: replacing "+name)
 		return r.deleteJob(ctx, j)
 	case !exists:
-		j = passwordJob(m, want)
+		j = passwordJob(m, r.deadline(), want)
 		if err := controllerutil.SetControllerReference(m, j, r.Scheme()); err != nil {
 			return err
 		}
