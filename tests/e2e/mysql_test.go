@@ -134,6 +134,12 @@ func TestFailedBackupKeepsTheMySQL(t *testing.T) {
 			noSuchClass := "no-such-class"
 			applySample(ctx, t, cfg, "operators/mysql-backup/config/samples/mysql-instance.yaml", m,
 				func() { m.Spec.StorageClassName = &noSuchClass })
+			// A MySQL deleted before the operator saw it has no finalizer,
+			// and no server yet: wait until the operator took it in hand.
+			waitFor(t, "the operator to wait for the server", conditions.New(r).ResourceMatch(m, func(o k8s.Object) bool {
+				c := meta.FindStatusCondition(o.(*mysqlv1.MySQL).Status.Conditions, "Ready")
+				return c != nil && c.Reason == "ServerStarting"
+			}))
 			if err := r.Delete(ctx, m); err != nil {
 				t.Fatal(err)
 			}

@@ -41,19 +41,17 @@ func (r *MySQLReconciler) reconcileDelete(ctx context.Context, m *mysqlv1.MySQL)
 func (r *MySQLReconciler) backupBeforeDelete(ctx context.Context, m *mysqlv1.MySQL) (bool, error) {
 	name := backupJobName(m.Name)
 	if m.Annotations[mysqlv1.SkipBackupAnnotation] == "true" {
-		msg := fmt.Sprintf("deleted without a backup, as the %s annotation asks", mysqlv1.SkipBackupAnnotation)
-		setCondition(m, BackupSucceeded, metav1.ConditionFalse, ReasonBackupSkipped, msg)
-		r.Recorder.Eventf(m, nil, corev1.EventTypeWarning, ReasonBackupSkipped, "SkipBackup", "%s", msg)
+		r.skipBackup(m, fmt.Sprintf("deleted without a backup, as the %s annotation asks", mysqlv1.SkipBackupAnnotation))
 		return true, nil
 	}
 	j := backupJob(m, r.deadline())
 	err := r.Get(ctx, client.ObjectKeyFromObject(j), j)
 	if apierrors.IsNotFound(err) {
-		if err := r.ensureBackupPVC(ctx, m); err != nil {
-			return false, err
+		err = r.ensureBackupPVC(ctx, m)
+		if err == nil {
+			j = backupJob(m, r.deadline())
+			err = r.Create(ctx, j, client.FieldOwner(fieldOwner))
 		}
-		j = backupJob(m, r.deadline())
-		err := r.Create(ctx, j, client.FieldOwner(fieldOwner))
 		switch {
 		case apierrors.IsAlreadyExists(err):
 			return false, nil // created by an earlier reconcile; the cache will show it
@@ -61,9 +59,7 @@ func (r *MySQLReconciler) backupBeforeDelete(ctx context.Context, m *mysqlv1.MyS
 			// The whole namespace goes, the backup volume with it: there is
 			// nowhere to keep a backup, and waiting would only hold the
 			// namespace's deletion forever.
-			msg := fmt.Sprintf("namespace %s is being deleted with %s: no backup is possible", m.Namespace, backupPVCName(m.Name))
-			setCondition(m, BackupSucceeded, metav1.ConditionFalse, ReasonBackupSkipped, msg)
-			r.Recorder.Eventf(m, nil, corev1.EventTypeWarning, ReasonBackupSkipped, "SkipBackup", "%s", msg)
+			r.skipBackup(m, fmt.Sprintf("namespace %s is being deleted with %s: no backup is possible", m.Namespace, backupPVCName(m.Name)))
 			return true, nil
 		case err != nil:
 			return false, err
@@ -117,6 +113,12 @@ func (r *MySQLReconciler) backupBeforeDelete(ctx context.Context, m *mysqlv1.MyS
 	m.Status.Message = "mysql and its children resources deleted"
 	r.Recorder.Eventf(m, j, corev1.EventTypeNormal, ReasonBackupDone, "BackupJobDone", "Backed up to %s; deleting the MySQL", m.Status.LastBackup)
 	return true, nil
+}
+
+// skipBackup records that m goes without a backup, and why.
+func (r *MySQLReconciler) skipBackup(m *mysqlv1.MySQL, msg string) {
+	setCondition(m, BackupSucceeded, metav1.ConditionFalse, ReasonBackupSkipped, msg)
+	r.Recorder.Eventf(m, nil, corev1.EventTypeWarning, ReasonBackupSkipped, "SkipBackup", "%s", msg)
 }
 
 func setBackingUp(m *mysqlv1.MySQL, msg string) {

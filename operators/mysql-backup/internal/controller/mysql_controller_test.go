@@ -468,3 +468,25 @@ func TestBadSpecIsRefusedAtAdmission(t *testing.T) {
 		})
 	}
 }
+
+// Deleting a namespace deletes the backup volume with the MySQL: there is
+// nowhere to keep a backup, and waiting for one would hold the namespace's
+// deletion forever.
+func TestNamespaceDeletionNeedsNoBackup(t *testing.T) {
+	ns := suite.Namespace(t, nil)
+	m := create(t, homework(ns, "doomed"))
+	ready(t, m, "no-backup")
+	backup := &corev1.PersistentVolumeClaim{}
+	get(t, key(m, "backup-doomed-pvc"), backup)
+	// envtest runs no namespace controller: delete what it would.
+	if err := suite.Client.Delete(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := suite.Client.Delete(ctx, backup); err != nil {
+		t.Fatal(err)
+	}
+	if err := suite.Client.Delete(ctx, m); err != nil {
+		t.Fatal(err)
+	}
+	waitGone(t, m)
+}
