@@ -10,10 +10,9 @@ import (
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/handler"
-	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/operator-workshops/workshop/operators/common/apply"
+	"github.com/operator-workshops/workshop/operators/common/refs"
 	"github.com/operator-workshops/workshop/operators/common/status"
 	dbv1 "github.com/operator-workshops/workshop/operators/database/api/v1"
 )
@@ -55,7 +54,7 @@ func (r *DatabaseReconciler) Reconcile(ctx context.Context, req ctrl.Request) (_
 // SetupWithManager watches Databases, their children, and the Secrets they
 // name, so that every change is handled as it happens, without polling.
 func (r *DatabaseReconciler) SetupWithManager(mgr ctrl.Manager) error {
-	err := mgr.GetFieldIndexer().IndexField(context.Background(), &dbv1.Database{}, secretRefIndex,
+	secrets, err := refs.Index(mgr, &dbv1.Database{}, &dbv1.DatabaseList{}, secretRefIndex,
 		func(o client.Object) []string {
 			if ref := o.(*dbv1.Database).Spec.RootPasswordSecretRef; ref != nil {
 				return []string{ref.Name}
@@ -70,24 +69,8 @@ func (r *DatabaseReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Owns(&corev1.Pod{}).
 		Owns(&corev1.Service{}).
 		Owns(&corev1.Secret{}).
-		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(r.databasesNaming)).
+		Watches(&corev1.Secret{}, secrets).
 		Complete(r)
-}
-
-// databasesNaming maps a Secret to the Databases whose
-// rootPasswordSecretRef names it.
-func (r *DatabaseReconciler) databasesNaming(ctx context.Context, secret client.Object) []reconcile.Request {
-	var dbs dbv1.DatabaseList
-	if err := r.List(ctx, &dbs, client.InNamespace(secret.GetNamespace()),
-		client.MatchingFields{secretRefIndex: secret.GetName()}); err != nil {
-		ctrl.LoggerFrom(ctx).Error(err, "listing the Databases that name a Secret", "secret", secret.GetName())
-		return nil
-	}
-	reqs := make([]reconcile.Request, 0, len(dbs.Items))
-	for _, db := range dbs.Items {
-		reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&db)})
-	}
-	return reqs
 }
 
 var owner = apply.FieldOwner(fieldOwner)

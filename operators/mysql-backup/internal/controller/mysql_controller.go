@@ -19,6 +19,7 @@ import (
 
 	"github.com/operator-workshops/workshop/operators/common/apply"
 	"github.com/operator-workshops/workshop/operators/common/finalizers"
+	"github.com/operator-workshops/workshop/operators/common/refs"
 	"github.com/operator-workshops/workshop/operators/common/status"
 	mysqlv1 "github.com/operator-workshops/workshop/operators/mysql-backup/api/v1"
 )
@@ -81,7 +82,7 @@ func (r *MySQLReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if r.APIReader == nil {
 		r.APIReader = mgr.GetAPIReader()
 	}
-	err := mgr.GetFieldIndexer().IndexField(context.Background(), &mysqlv1.MySQL{}, secretRefIndex,
+	secrets, err := refs.Index(mgr, &mysqlv1.MySQL{}, &mysqlv1.MySQLList{}, secretRefIndex,
 		func(o client.Object) []string {
 			if ref := o.(*mysqlv1.MySQL).Spec.PasswordSecretRef; ref != nil {
 				return []string{ref.Name}
@@ -98,7 +99,7 @@ func (r *MySQLReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Owns(&corev1.PersistentVolumeClaim{}).
 		Owns(&corev1.Secret{}).
 		Watches(&batchv1.Job{}, handler.EnqueueRequestsFromMapFunc(byMySQLLabel)).
-		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(r.mysqlsNaming)).
+		Watches(&corev1.Secret{}, secrets).
 		Complete(r)
 }
 
@@ -108,18 +109,4 @@ func byMySQLLabel(_ context.Context, o client.Object) []reconcile.Request {
 		return nil
 	}
 	return []reconcile.Request{{NamespacedName: client.ObjectKey{Namespace: o.GetNamespace(), Name: name}}}
-}
-
-func (r *MySQLReconciler) mysqlsNaming(ctx context.Context, secret client.Object) []reconcile.Request {
-	var list mysqlv1.MySQLList
-	if err := r.List(ctx, &list, client.InNamespace(secret.GetNamespace()),
-		client.MatchingFields{secretRefIndex: secret.GetName()}); err != nil {
-		ctrl.LoggerFrom(ctx).Error(err, "listing the MySQLs that name a Secret", "secret", secret.GetName())
-		return nil
-	}
-	reqs := make([]reconcile.Request, 0, len(list.Items))
-	for i := range list.Items {
-		reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&list.Items[i])})
-	}
-	return reqs
 }
