@@ -73,7 +73,7 @@ test-integration: ## envtest integration tests against the project-built kube-ap
 .PHONY: test-e2e
 test-e2e: ## End-to-end tests on a local cluster (E2E_PROVIDER=local|kind|kubeconfig).
 	scripts/build-tools.sh kubernetes etcd kwok
-	cd tests && go test -count=1 -p 1 -timeout 30m ./... $(E2E_ARGS)
+	cd tests && go test -count=1 -p 1 -timeout 30m $(E2E_ARGS) ./...
 
 ##@ Cluster
 

@@ -5,8 +5,8 @@
 # go.sum beside it. A tool is rebuilt only when its module files or its build
 # flags change, so second runs take well under a second.
 #
-# usage: scripts/build-tools.sh [kubernetes|etcd|kwok|controller-gen|golangci-lint|ko]...
-# With no argument it builds all but ko, which only the kind workflow needs.
+# usage: scripts/build-tools.sh [kubernetes|etcd|kwok|controller-gen|golangci-lint|kind|ko]...
+# With no argument it builds all but kind and ko, which only kind users need.
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -21,6 +21,7 @@ binaries() {
 	kwok) echo kwok kwokctl ;;
 	controller-gen) echo controller-gen ;;
 	golangci-lint) echo golangci-lint ;;
+	kind) echo kind ;;
 	ko) echo ko ;;
 	*) echo "build-tools: unknown tool '$1' (see scripts/tools/)" >&2; return 1 ;;
 	esac

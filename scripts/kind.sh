@@ -17,6 +17,10 @@ name=${2:-${CLUSTER_NAME:-workshop}}
 
 die() { echo "kind.sh: $*" >&2; exit 1; }
 
+# kind and kubectl are the project's own builds (scripts/tools), like every
+# other tool: nothing to install but Docker.
+export PATH="$root/bin:$PATH"
+
 case $cmd in
 up | down | deploy) ;;
 *)
@@ -24,11 +28,11 @@ up | down | deploy) ;;
 	exit 2
 	;;
 esac
-command -v kind >/dev/null ||
-	die "kind is not installed: see https://kind.sigs.k8s.io/docs/user/quick-start/ (or use scripts/cluster.sh, which needs no Docker)"
 if ! docker info >/dev/null 2>&1; then
 	die "no Docker daemon answers 'docker info': install or start Docker (or use scripts/cluster.sh, which needs no Docker)"
 fi
+
+"$root/scripts/build-tools.sh" kubernetes kind
 
 case $cmd in
 up)
