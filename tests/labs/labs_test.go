@@ -79,6 +79,9 @@ func runLab(t *testing.T, root, lab string) {
 	env := append(os.Environ(),
 		"CLUSTER_NAME="+name,
 		"KUBECONFIG="+filepath.Join(t.TempDir(), "kubeconfig"),
+		// Every local cluster answers on the same address, so kubectl's
+		// discovery cache, keyed by address, would mix them up.
+		"KUBECACHEDIR="+filepath.Join(t.TempDir(), "kubectl-cache"),
 		"PATH="+filepath.Join(root, "bin")+string(os.PathListSeparator)+os.Getenv("PATH"),
 	)
 	command := func(ctx context.Context, script string) *exec.Cmd {

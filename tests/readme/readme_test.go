@@ -38,6 +38,9 @@ func newReader(t *testing.T) *reader {
 	return &reader{t: t, root: root, readme: string(readme), env: append(os.Environ(),
 		"CLUSTER_NAME="+cluster,
 		"KUBECONFIG="+kubeconfig,
+		// Every local cluster answers on the same address, so kubectl's
+		// discovery cache, keyed by address, would mix them up.
+		"KUBECACHEDIR="+filepath.Join(t.TempDir(), "kubectl-cache"),
 		"PATH="+filepath.Join(root, "bin")+string(os.PathListSeparator)+os.Getenv("PATH"),
 	)}
 }

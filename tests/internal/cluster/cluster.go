@@ -93,7 +93,10 @@ func (s *Suite) Command(ctx context.Context, name string, args ...string) *exec.
 	cmd.Dir = s.Root
 	cmd.Env = append(os.Environ(),
 		"PATH="+filepath.Join(s.Root, "bin")+string(os.PathListSeparator)+os.Getenv("PATH"),
-		"KUBECONFIG="+s.Kubeconfig())
+		"KUBECONFIG="+s.Kubeconfig(),
+		// Every local cluster answers on the same address, so kubectl's
+		// discovery cache, keyed by address, would mix them up.
+		"KUBECACHEDIR="+filepath.Join(s.Root, "bin", "kubectl-cache-"+string(s.Provider)+"-"+s.name))
 	return cmd
 }
 
