@@ -12,6 +12,8 @@ export PATH := $(BIN):$(PATH)
 # Every module of the workspace, and the operators among them.
 MODULES := $(shell go list -m -f '{{.Dir}}' | sed 's|^$(ROOT)/||')
 OPERATORS := $(patsubst operators/%/cmd/main.go,%,$(wildcard operators/*/cmd/main.go))
+# Operators with an API, including those whose controller is still to come.
+APIS := $(patsubst operators/%/api,%,$(wildcard operators/*/api))
 
 ##@ General
 
@@ -31,10 +33,13 @@ tools: ## Build the pinned tools and control plane into bin/ (minutes the first 
 generate: ## Regenerate deepcopy code, the CRDs in crds/ and each operator's RBAC.
 	scripts/build-tools.sh controller-gen
 	rm -f crds/*_*.yaml
-	for op in $(OPERATORS); do \
+	for op in $(APIS); do \
 		cd $(ROOT)/operators/$$op; \
 		controller-gen object paths=./api/...; \
 		controller-gen crd paths=./api/... output:crd:artifacts:config=$(ROOT)/crds; \
+	done
+	for op in $(OPERATORS); do \
+		cd $(ROOT)/operators/$$op; \
 		controller-gen rbac:roleName=$$op-operator paths=./internal/... output:rbac:artifacts:config=config/rbac; \
 	done
 

@@ -1,0 +1,285 @@
+package membership
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"reflect"
+	"strings"
+	"testing"
+
+	"go.etcd.io/etcd/api/v3/etcdserverpb"
+	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
+	clientv3 "go.etcd.io/etcd/client/v3"
+)
+
+// fakeClient answers from a fixed member list and per-endpoint statuses, and
+// fails each mutation with err.
+type fakeClient struct {
+	members []*etcdserverpb.Member
+	status  map[string]*clientv3.StatusResponse
+	listErr map[string]error
+	err     error
+	calls   []string
+}
+
+func (f *fakeClient) MemberList(_ context.Context, ep string, serializable bool) ([]*etcdserverpb.Member, error) {
+	f.calls = append(f.calls, fmt.Sprintf("MemberList %s serializable=%v", ep, serializable))
+	if err := f.listErr[ep]; err != nil && (!serializable || !errors.Is(err, rpctypes.ErrNoLeader)) {
+		return nil, err
+	}
+	return f.members, nil
+}
+
+func (f *fakeClient) MemberAdd(_ context.Context, ep string, peers []string) (*etcdserverpb.Member, error) {
+	return f.add(ep, peers, false)
+}
+
+func (f *fakeClient) MemberAddAsLearner(_ context.Context, ep string, peers []string) (*etcdserverpb.Member, error) {
+	return f.add(ep, peers, true)
+}
+
+func (f *fakeClient) add(ep string, peers []string, learner bool) (*etcdserverpb.Member, error) {
+	f.calls = append(f.calls, fmt.Sprintf("MemberAdd %s %v learner=%v", ep, peers, learner))
+	if f.err != nil {
+		return nil, f.err
+	}
+	return &etcdserverpb.Member{ID: 0xfeed, PeerURLs: peers, IsLearner: learner}, nil
+}
+
+func (f *fakeClient) MemberPromote(_ context.Context, ep string, id uint64) error {
+	f.calls = append(f.calls, fmt.Sprintf("MemberPromote %s %x", ep, id))
+	return f.err
+}
+
+func (f *fakeClient) MemberRemove(_ context.Context, ep string, id uint64) error {
+	f.calls = append(f.calls, fmt.Sprintf("MemberRemove %s %x", ep, id))
+	return f.err
+}
+
+func (f *fakeClient) MoveLeader(_ context.Context, ep string, id uint64) error {
+	f.calls = append(f.calls, fmt.Sprintf("MoveLeader %s %x", ep, id))
+	return f.err
+}
+
+func (f *fakeClient) Status(_ context.Context, ep string) (*clientv3.StatusResponse, error) {
+	if st, ok := f.status[ep]; ok {
+		return st, nil
+	}
+	return nil, errors.New("connection refused")
+}
+
+// addressing maps ex-N to http://ex-N:2380.
+type addressing struct{}
+
+func (addressing) PeerURL(name string) string { return "http://" + name + ":2380" }
+func (addressing) Name(peerURL string) string {
+	return strings.TrimSuffix(strings.TrimPrefix(peerURL, "http://"), ":2380")
+}
+
+func pbMember(ordinal int, learner, started bool) *etcdserverpb.Member {
+	m := member(ordinal)
+	pm := &etcdserverpb.Member{ID: m.ID, PeerURLs: m.PeerURLs, IsLearner: learner}
+	if started {
+		pm.Name, pm.ClientURLs = m.Name, m.ClientURLs
+	}
+	return pm
+}
+
+func status(ordinal int, leader int, index uint64) *clientv3.StatusResponse {
+	st := &clientv3.StatusResponse{Header: &etcdserverpb.ResponseHeader{MemberId: member(ordinal).ID}, RaftIndex: index}
+	if leader >= 0 {
+		st.Leader = member(leader).ID
+	}
+	return st
+}
+
+func clientURL(ordinal int) string { return member(ordinal).ClientURLs[0] }
+
+func TestMembers(t *testing.T) {
+	f := &fakeClient{
+		members: []*etcdserverpb.Member{
+			pbMember(0, false, true), pbMember(1, false, true), pbMember(2, false, true),
+			pbMember(3, true, true), pbMember(4, false, false),
+		},
+		status: map[string]*clientv3.StatusResponse{
+			clientURL(0): status(0, 1, 50),
+			clientURL(1): status(1, 1, 51),
+			// ex-2 does not answer.
+			clientURL(3): status(3, 1, 49),
+		},
+		listErr: map[string]error{clientURL(3): rpctypes.ErrGRPCNotSupportedForLearner},
+	}
+	e := &Executor{Client: f, Addressing: addressing{}, Endpoints: []string{clientURL(3), clientURL(0)}}
+	got, err := e.Members(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Member{
+		member(0, at(50)),
+		member(1, leads, at(51)),
+		member(2, down, at(0)),
+		member(3, learner, at(49)),
+		member(4, unstarted),
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("Members =\n%+v\nwant\n%+v", got, want)
+	}
+	// The learner refused the list; the next call starts at the leader.
+	if want := []string{
+		"MemberList " + clientURL(3) + " serializable=false",
+		"MemberList " + clientURL(3) + " serializable=true",
+		"MemberList " + clientURL(0) + " serializable=true",
+	}; !reflect.DeepEqual(f.calls, want) {
+		t.Errorf("calls = %q, want %q", f.calls, want)
+	}
+	f.calls = nil
+	if _, err := e.Members(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"MemberList " + clientURL(1) + " serializable=false"}; !reflect.DeepEqual(f.calls[:1], want) {
+		t.Errorf("second call = %q, want %q", f.calls, want)
+	}
+}
+
+func TestMembersWithoutQuorum(t *testing.T) {
+	f := &fakeClient{
+		members: []*etcdserverpb.Member{pbMember(0, false, true), pbMember(1, false, true), pbMember(2, false, true)},
+		status:  map[string]*clientv3.StatusResponse{clientURL(0): status(0, -1, 50)}, // answers, sees no leader
+		listErr: map[string]error{clientURL(0): rpctypes.ErrNoLeader, clientURL(1): errors.New("connection refused")},
+	}
+	e := &Executor{Client: f, Addressing: addressing{}, Endpoints: []string{clientURL(1), clientURL(0)}}
+	got, err := e.Members(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v := Availability(got); v.Available() || v.Voters != 3 {
+		t.Errorf("Availability = %v, want 3 voters and no quorum", v)
+	}
+	if step := Next(3, got, learners); step.Action != Blocked || step.Cause != QuorumLost {
+		t.Errorf("Next = %s, want Blocked (QuorumLost)", step)
+	}
+}
+
+func TestMembersSeesAnImpostor(t *testing.T) {
+	// The URL of ex-1 is answered by a member with another ID: the pod of a
+	// removed member still runs its old data.
+	f := &fakeClient{
+		members: []*etcdserverpb.Member{pbMember(0, false, true), pbMember(1, false, true)},
+		status:  map[string]*clientv3.StatusResponse{clientURL(0): status(0, 0, 5), clientURL(1): status(7, 0, 5)},
+	}
+	e := &Executor{Client: f, Addressing: addressing{}, Endpoints: []string{clientURL(0)}}
+	got, err := e.Members(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got[1].Healthy {
+		t.Errorf("ex-1 answered with another member's ID and counts as healthy: %+v", got[1])
+	}
+}
+
+func TestMembersNoEndpoints(t *testing.T) {
+	e := &Executor{Client: &fakeClient{}, Addressing: addressing{}}
+	if _, err := e.Members(context.Background()); err == nil || !strings.Contains(err.Error(), "Executor.Endpoints") {
+		t.Errorf("Members without endpoints = %v, want an error naming Executor.Endpoints", err)
+	}
+}
+
+func TestApply(t *testing.T) {
+	ex3 := member(3, learner)
+	tests := []struct {
+		name      string
+		step      Step
+		err       error
+		wantRetry bool
+		wantErr   bool
+		wantCall  string
+	}{
+		{"add a learner", Step{Action: Add, Member: Member{Name: "ex-3", IsLearner: true}}, nil, false, false,
+			"MemberAdd http://ex-0:2379 [http://ex-3:2380] learner=true"},
+		{"add a voter", Step{Action: Add, Member: Member{Name: "ex-3"}}, nil, false, false,
+			"MemberAdd http://ex-0:2379 [http://ex-3:2380] learner=false"},
+		{"a second learner is refused for now", Step{Action: Add, Member: Member{Name: "ex-4", IsLearner: true}},
+			rpctypes.ErrGRPCTooManyLearners, true, false, ""},
+		{"an add without enough started members waits", Step{Action: Add, Member: Member{Name: "ex-4"}},
+			rpctypes.ErrGRPCMemberNotEnoughStarted, true, false, ""},
+		{"bad URLs fail", Step{Action: Add, Member: Member{Name: "ex-4"}}, rpctypes.ErrGRPCMemberBadURLs, false, true, ""},
+		{"promote", Step{Action: Promote, Member: ex3}, nil, false, false, "MemberPromote http://ex-0:2379 a3"},
+		{"promote a voter succeeds", Step{Action: Promote, Member: ex3}, rpctypes.ErrGRPCMemberNotLearner, false, false, ""},
+		{"promote a learner not in sync is retried", Step{Action: Promote, Member: ex3}, rpctypes.ErrGRPCLearnerNotReady, true, false, ""},
+		{"promote a member that is gone is planned again", Step{Action: Promote, Member: ex3}, rpctypes.ErrGRPCMemberNotFound, true, false, ""},
+		{"remove", Step{Action: Remove, Member: ex3}, nil, false, false, "MemberRemove http://ex-0:2379 a3"},
+		{"remove a removed member succeeds", Step{Action: Remove, Member: ex3}, rpctypes.ErrGRPCMemberNotFound, false, false, ""},
+		{"remove during an election is retried", Step{Action: Remove, Member: ex3}, rpctypes.ErrGRPCLeaderChanged, true, false, ""},
+		{"remove over a broken connection fails", Step{Action: Remove, Member: ex3}, errors.New("connection refused"), false, true, ""},
+		{"move leader asks the leader", Step{Action: MoveLeader, Member: member(4, leads), To: member(0)}, nil, false, false,
+			"MoveLeader http://ex-4:2379 a0"},
+		{"move leader off a member that no longer leads succeeds", Step{Action: MoveLeader, Member: member(4), To: member(0)},
+			rpctypes.ErrGRPCNotLeader, false, false, ""},
+		{"move leader to a learner is planned again", Step{Action: MoveLeader, Member: member(4), To: member(3)},
+			rpctypes.ErrGRPCBadLeaderTransferee, true, false, ""},
+		{"move leader on etcd 3.2 fails", Step{Action: MoveLeader, Member: member(4), To: member(0)},
+			errors.New("unknown service etcdserverpb.Maintenance/MoveLeader"), false, true, ""},
+		{"move leader off a member with no client URL fails", Step{Action: MoveLeader, Member: member(4, unstarted), To: member(0)},
+			nil, false, true, ""},
+		{"start is the caller's", Step{Action: Start, Member: member(3, unstarted)}, nil, false, false, ""},
+		{"wait calls nothing", Step{Action: Wait}, nil, false, false, ""},
+		{"blocked calls nothing", Step{Action: Blocked}, nil, false, false, ""},
+		{"none calls nothing", Step{Action: None}, nil, false, false, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := &fakeClient{err: tt.err}
+			e := &Executor{Client: f, Addressing: addressing{}, Endpoints: []string{clientURL(0)}}
+			res, err := e.Apply(context.Background(), tt.step)
+			if (err != nil) != tt.wantErr || res.Retry != tt.wantRetry {
+				t.Fatalf("Apply(%s) = %+v, %v; want retry %v, error %v", tt.step, res, err, tt.wantRetry, tt.wantErr)
+			}
+			if err == nil && res.Detail == "" && tt.step.Action != Start && tt.step.Action != Wait &&
+				tt.step.Action != Blocked && tt.step.Action != None {
+				t.Errorf("Apply(%s) gave no detail", tt.step)
+			}
+			if tt.wantCall != "" && (len(f.calls) != 1 || f.calls[0] != tt.wantCall) {
+				t.Errorf("calls = %q, want %q", f.calls, tt.wantCall)
+			}
+			if tt.step.Action == Wait || tt.step.Action == Start || tt.step.Action == None || tt.step.Action == Blocked {
+				if len(f.calls) != 0 {
+					t.Errorf("Apply(%s) called etcd: %q", tt.step, f.calls)
+				}
+			}
+		})
+	}
+}
+
+func TestApplyAddTwice(t *testing.T) {
+	// The first MemberAdd went through but the operator did not see the answer.
+	f := &fakeClient{
+		err:     rpctypes.ErrGRPCPeerURLExist,
+		members: []*etcdserverpb.Member{pbMember(0, false, true), pbMember(3, true, false)},
+	}
+	e := &Executor{Client: f, Addressing: addressing{}, Endpoints: []string{clientURL(0)}}
+	res, err := e.Apply(context.Background(), Step{Action: Add, Member: Member{Name: "ex-3", IsLearner: true}})
+	if err != nil || res.Retry || res.ID != member(3).ID {
+		t.Errorf("second add = %+v, %v; want the member added first (%x)", res, err, member(3).ID)
+	}
+
+	// Within the same second etcd gives the same member ID, and says so.
+	f.err = rpctypes.ErrGRPCMemberExist
+	res, err = e.Apply(context.Background(), Step{Action: Add, Member: Member{Name: "ex-3", IsLearner: true}})
+	if err != nil || res.Retry || res.ID != member(3).ID {
+		t.Errorf("add in the same second = %+v, %v; want the member added first (%x)", res, err, member(3).ID)
+	}
+
+	// The URL was taken when etcd answered and is free again when we look.
+	f.members = f.members[:1]
+	res, err = e.Apply(context.Background(), Step{Action: Add, Member: Member{Name: "ex-3", IsLearner: true}})
+	if err != nil || !res.Retry {
+		t.Errorf("add of a URL taken and freed again = %+v, %v; want a retry", res, err)
+	}
+
+	// And when the list cannot be read, say so.
+	f.listErr = map[string]error{clientURL(0): errors.New("connection refused")}
+	if _, err := e.Apply(context.Background(), Step{Action: Add, Member: Member{Name: "ex-3", IsLearner: true}}); err == nil {
+		t.Error("add with an unreadable member list succeeded")
+	}
+}
