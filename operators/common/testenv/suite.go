@@ -11,8 +11,11 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 )
@@ -31,7 +34,10 @@ type Suite struct {
 	// Main has started it.
 	Client client.Client
 
-	code int
+	cfg         *rest.Config
+	scheme      *runtime.Scheme
+	stopManager func() error
+	code        int
 }
 
 // Main runs the tests of a package with the suite started, from TestMain:
@@ -58,19 +64,41 @@ func (s *Suite) start(m *testing.M) error {
 	if err != nil {
 		return err
 	}
-	cfg, err := env.Start()
-	if err != nil {
+	if s.cfg, err = env.Start(); err != nil {
 		return fmt.Errorf("starting envtest: %w", err)
 	}
 	defer func() { _ = env.Stop() }()
 
-	scheme := runtime.NewScheme()
+	s.scheme = runtime.NewScheme()
 	for _, add := range append([]func(*runtime.Scheme) error{clientgoscheme.AddToScheme}, s.AddToScheme...) {
-		if err := add(scheme); err != nil {
+		if err := add(s.scheme); err != nil {
 			return err
 		}
 	}
-	mgr, err := ctrl.NewManager(cfg, ctrl.Options{Scheme: scheme, Metrics: metricsserver.Options{BindAddress: "0"}})
+	if err := s.startManager(); err != nil {
+		return err
+	}
+	defer func() {
+		if err := s.stopManager(); err != nil {
+			fmt.Fprintln(os.Stderr, "the manager stopped with:", err)
+		}
+	}()
+	if s.Client, err = client.New(s.cfg, client.Options{Scheme: s.scheme}); err != nil {
+		return err
+	}
+	s.code = m.Run()
+	return nil
+}
+
+// startManager runs the controllers in a new manager, with nothing but what
+// the API server holds: what an operator has after a start.
+func (s *Suite) startManager() error {
+	mgr, err := ctrl.NewManager(s.cfg, ctrl.Options{
+		Scheme:  s.scheme,
+		Metrics: metricsserver.Options{BindAddress: "0"},
+		// Restart registers the same controllers again in this process.
+		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
+	})
 	if err != nil {
 		return err
 	}
@@ -78,19 +106,26 @@ func (s *Suite) start(m *testing.M) error {
 		return err
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error)
+	done := make(chan error, 1)
 	go func() { done <- mgr.Start(ctx) }()
-	defer func() {
+	s.stopManager = func() error {
 		cancel()
-		if err := <-done; err != nil {
-			fmt.Fprintln(os.Stderr, "the manager stopped with:", err)
-		}
-	}()
-	if s.Client, err = client.New(cfg, client.Options{Scheme: scheme}); err != nil {
-		return err
+		return <-done
 	}
-	s.code = m.Run()
 	return nil
+}
+
+// Restart stops the controllers and starts them again in a new manager, as
+// when an operator's process is killed and started again: the new one keeps
+// nothing in memory and lists its caches afresh.
+func (s *Suite) Restart(t testing.TB) {
+	t.Helper()
+	if err := s.stopManager(); err != nil {
+		t.Fatalf("stopping the manager: %v", err)
+	}
+	if err := s.startManager(); err != nil {
+		t.Fatalf("starting a new manager: %v", err)
+	}
 }
 
 // Namespace creates a namespace for one integration test, with labels, and

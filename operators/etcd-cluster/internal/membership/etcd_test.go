@@ -48,6 +48,9 @@ type testCluster struct {
 }
 
 func newTestCluster(t *testing.T, size int) *testCluster {
+	if testing.Short() {
+		t.Skip("integration test: runs real etcd servers (run without -short)")
+	}
 	t.Helper()
 	tc := &testCluster{
 		t:       t,

@@ -7,6 +7,7 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
@@ -46,6 +47,10 @@ func (r *MySQLReconciler) report(ctx context.Context, j *batchv1.Job) (string, e
 	var newest *corev1.Pod
 	for i := range pods.Items {
 		p := &pods.Items[i]
+		// A pod of an earlier Job of the same name is not this Job's.
+		if !metav1.IsControlledBy(p, j) {
+			continue
+		}
 		if newest == nil || newest.CreationTimestamp.Before(&p.CreationTimestamp) {
 			newest = p
 		}

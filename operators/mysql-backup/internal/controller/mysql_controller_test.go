@@ -95,8 +95,13 @@ func finishJob(t *testing.T, m *mysqlv1.MySQL, name string, succeeded bool, repo
 	get(t, key(m, name), j)
 	now := metav1.Now()
 	pod := &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{GenerateName: name + "-", Namespace: m.Namespace, Labels: map[string]string{batchv1.JobNameLabel: name}},
-		Spec:       j.Spec.Template.Spec,
+		ObjectMeta: metav1.ObjectMeta{
+			GenerateName:    name + "-",
+			Namespace:       m.Namespace,
+			Labels:          map[string]string{batchv1.JobNameLabel: name},
+			OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(j, batchv1.SchemeGroupVersion.WithKind("Job"))},
+		},
+		Spec: j.Spec.Template.Spec,
 	}
 	if err := suite.Client.Create(ctx, pod); err != nil {
 		t.Fatal(err)
@@ -489,4 +494,47 @@ func TestNamespaceDeletionNeedsNoBackup(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitGone(t, m)
+}
+
+// An operator killed between starting a Job and seeing it finish resumes with
+// that Job: it neither runs a second restore nor a second backup.
+func TestRestartResumesWithTheSameJobs(t *testing.T) {
+	ns := suite.Namespace(t, nil)
+	m := create(t, homework(ns, "resumed"))
+	waitCondition(t, m, conditions.Ready, metav1.ConditionFalse, ReasonServerStarting)
+	serverUp(t, m)
+	restore := &batchv1.Job{}
+	get(t, key(m, "restore-resumed-job"), restore)
+
+	suite.Restart(t)
+	finishJob(t, m, restore.Name, true, "restored otus-database-20261121T130000Z.sql.gz")
+	got := waitCondition(t, m, conditions.Ready, metav1.ConditionTrue, ReasonReady)
+	if got.Status.RestoredFrom != "otus-database-20261121T130000Z.sql.gz" {
+		t.Errorf("restoredFrom %q", got.Status.RestoredFrom)
+	}
+	assertSameJob(t, restore)
+
+	if err := suite.Client.Delete(ctx, m); err != nil {
+		t.Fatal(err)
+	}
+	backup := &batchv1.Job{}
+	get(t, key(m, "backup-resumed-job"), backup)
+	suite.Restart(t)
+	waitCondition(t, m, BackupSucceeded, metav1.ConditionUnknown, ReasonBackingUp)
+	assertSameJob(t, backup)
+	finishJob(t, m, backup.Name, true, "backed-up otus-database-20261121T130500Z.sql.gz")
+	waitGone(t, m)
+	assertSameJob(t, backup)
+}
+
+// assertSameJob fails unless the Job named like j is still j, not a new one.
+func assertSameJob(t *testing.T, j *batchv1.Job) {
+	t.Helper()
+	now := &batchv1.Job{}
+	if err := suite.Client.Get(ctx, client.ObjectKeyFromObject(j), now); err != nil {
+		t.Fatalf("Job %s: %v", j.Name, err)
+	}
+	if now.UID != j.UID {
+		t.Errorf("Job %s was replaced by a new one after the restart", j.Name)
+	}
 }
