@@ -4,7 +4,9 @@
 // The Jobs run in the MySQL image the MySQL names (mysql:8.0, mysql:5.7, a
 // MariaDB image), for its client tools, with the container command
 // Command(script), that is bash -c and the script's text: no ConfigMap, no
-// image of our own. The scripts use bash, gzip and coreutils, and the
+// image of our own. Their shared helpers live in common.sh, which the Go
+// side inserts into each script (a single text cannot source a file). The
+// scripts use bash, gzip and coreutils, and the
 // clients under either name: mariadb, mariadb-dump and mariadb-admin
 // where they exist (MariaDB deprecates the mysql* names), else mysql,
 // mysqldump and mysqladmin.

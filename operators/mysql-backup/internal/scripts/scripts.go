@@ -8,22 +8,39 @@ import (
 
 // Backup is backup.sh: it dumps MYSQL_DATABASE to a new file in BACKUP_DIR
 // and points BACKUP_DIR/latest at it, or fails leaving both untouched.
-//
-//go:embed backup.sh
-var Backup string
+var Backup = withCommon(backupSource)
 
 // Restore is restore.sh: it loads the dump BACKUP_DIR/latest names, or
 // reports no-backup when there is none.
-//
-//go:embed restore.sh
-var Restore string
+var Restore = withCommon(restoreSource)
 
 // Password is password.sh: it changes the password of MYSQL_USER's '%' and
 // 'localhost' accounts from MYSQL_PASSWORD to MYSQL_NEW_PASSWORD,
 // idempotently.
-//
-//go:embed password.sh
-var Password string
+var Password = withCommon(passwordSource)
+
+var (
+	//go:embed backup.sh
+	backupSource string
+	//go:embed restore.sh
+	restoreSource string
+	//go:embed password.sh
+	passwordSource string
+	//go:embed common.sh
+	common string
+)
+
+// commonMarker is the line of a script that common.sh replaces.
+const commonMarker = "# --- common.sh ---\n"
+
+// withCommon returns script with common.sh in place of its marker line: a
+// Job runs one text, so the scripts cannot source their shared helpers.
+func withCommon(script string) string {
+	if strings.Count(script, commonMarker) != 1 {
+		panic("a script of package scripts must have the line " + strings.TrimSpace(commonMarker) + " once")
+	}
+	return strings.Replace(script, commonMarker, common, 1)
+}
 
 // Names of the environment variables the scripts read; doc.go says which
 // script reads which and what the defaults are.
