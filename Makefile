@@ -54,13 +54,13 @@ verify-generate: generate ## Fail when generated files differ from what is commi
 fmt: ## Format the Go code.
 	gofmt -w $(MODULES)
 
+# The operators' Job scripts are shellchecked by their own tests
+# (TestShellcheck), as the Jobs run them, common part included.
 .PHONY: lint
 lint: ## Lint the Go code of every module and the shell scripts.
 	scripts/build-tools.sh golangci-lint
 	for m in $(MODULES); do (cd $$m && golangci-lint run --config $(ROOT)/.golangci.yml ./...); done
 	@command -v shellcheck >/dev/null || { echo "shellcheck is missing: apt-get install shellcheck"; exit 1; }
-	# The operators' Job scripts are checked as the Jobs run them, common
-	# part included, by their own tests (TestShellcheck).
 	shellcheck scripts/*.sh .ci/run
 
 ##@ Test
