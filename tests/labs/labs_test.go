@@ -11,11 +11,11 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/operator-workshops/workshop/operators/common/testenv"
+	"github.com/operator-workshops/workshop/tests/internal/cluster"
 )
 
 const secondTerminal = "# in a second terminal"
@@ -76,14 +76,8 @@ func TestLabs(t *testing.T) {
 
 func runLab(t *testing.T, root, lab string) {
 	name := "lab-" + strings.TrimSuffix(filepath.Base(lab), ".md")
-	env := append(os.Environ(),
-		"CLUSTER_NAME="+name,
-		"KUBECONFIG="+filepath.Join(t.TempDir(), "kubeconfig"),
-		// Every local cluster answers on the same address, so kubectl's
-		// discovery cache, keyed by address, would mix them up.
-		"KUBECACHEDIR="+filepath.Join(t.TempDir(), "kubectl-cache"),
-		"PATH="+filepath.Join(root, "bin")+string(os.PathListSeparator)+os.Getenv("PATH"),
-	)
+	env := append(cluster.Env(root, filepath.Join(t.TempDir(), "kubeconfig"), filepath.Join(t.TempDir(), "kubectl-cache")),
+		"CLUSTER_NAME="+name)
 	command := func(ctx context.Context, script string) *exec.Cmd {
 		// -e: a failing command fails the block; no pipefail, so that
 		// `cmd | grep` is judged by what grep finds, as a reader reads it.
@@ -120,20 +114,11 @@ func startBackground(t *testing.T, cmd *exec.Cmd) {
 	t.Helper()
 	logs := &strings.Builder{}
 	cmd.Stdout, cmd.Stderr = logs, logs
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := cmd.Start(); err != nil {
+	if err := cluster.StartGroup(cmd); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGINT)
-		done := make(chan struct{})
-		go func() { _ = cmd.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(15 * time.Second):
-			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-			<-done
-		}
+		cluster.StopGroup(cmd)
 		if t.Failed() {
 			t.Logf("the second terminal printed:\n%s", logs)
 		}

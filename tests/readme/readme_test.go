@@ -10,14 +10,14 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/operator-workshops/workshop/operators/common/testenv"
+	"github.com/operator-workshops/workshop/tests/internal/cluster"
 )
 
-const cluster = "readme"
+const clusterName = "readme"
 
 type reader struct {
 	t      *testing.T
@@ -35,14 +35,8 @@ func newReader(t *testing.T) *reader {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &reader{t: t, root: root, readme: string(readme), env: append(os.Environ(),
-		"CLUSTER_NAME="+cluster,
-		"KUBECONFIG="+kubeconfig,
-		// Every local cluster answers on the same address, so kubectl's
-		// discovery cache, keyed by address, would mix them up.
-		"KUBECACHEDIR="+filepath.Join(t.TempDir(), "kubectl-cache"),
-		"PATH="+filepath.Join(root, "bin")+string(os.PathListSeparator)+os.Getenv("PATH"),
-	)}
+	env := append(cluster.Env(root, kubeconfig, filepath.Join(t.TempDir(), "kubectl-cache")), "CLUSTER_NAME="+clusterName)
+	return &reader{t: t, root: root, readme: string(readme), env: env}
 }
 
 // kubeconfig is the readers' own, so the tests leave the user's alone.
@@ -59,7 +53,7 @@ func TestMain(m *testing.M) {
 	if err != nil {
 		panic(err)
 	}
-	down := exec.Command(filepath.Join(root, "scripts", "cluster.sh"), "down", cluster)
+	down := exec.Command(filepath.Join(root, "scripts", "cluster.sh"), "down", clusterName)
 	down.Env = append(os.Environ(), "KUBECONFIG="+kubeconfig)
 	if out, err := down.CombinedOutput(); err != nil {
 		fmt.Fprintf(os.Stderr, "%s", out)
@@ -161,16 +155,14 @@ func (r *reader) goRun(line string) (stop func() string) {
 	op.Dir, op.Env = r.root, r.env
 	logs := &strings.Builder{}
 	op.Stdout, op.Stderr = logs, logs
-	op.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := op.Start(); err != nil {
+	if err := cluster.StartGroup(op); err != nil {
 		r.t.Fatal(err)
 	}
 	stopped := false
 	stop = func() string {
 		if !stopped {
 			stopped = true
-			_ = syscall.Kill(-op.Process.Pid, syscall.SIGINT)
-			_ = op.Wait()
+			cluster.StopGroup(op)
 		}
 		return logs.String()
 	}

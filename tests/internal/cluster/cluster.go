@@ -23,7 +23,6 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
-	"time"
 
 	"sigs.k8s.io/e2e-framework/pkg/env"
 	"sigs.k8s.io/e2e-framework/pkg/envconf"
@@ -91,12 +90,7 @@ func (s *Suite) Kubeconfig() string {
 func (s *Suite) Command(ctx context.Context, name string, args ...string) *exec.Cmd {
 	cmd := exec.CommandContext(ctx, name, args...)
 	cmd.Dir = s.Root
-	cmd.Env = append(os.Environ(),
-		"PATH="+filepath.Join(s.Root, "bin")+string(os.PathListSeparator)+os.Getenv("PATH"),
-		"KUBECONFIG="+s.Kubeconfig(),
-		// Every local cluster answers on the same address, so kubectl's
-		// discovery cache, keyed by address, would mix them up.
-		"KUBECACHEDIR="+filepath.Join(s.Root, "bin", "kubectl-cache-"+string(s.Provider)+"-"+s.name))
+	cmd.Env = Env(s.Root, s.Kubeconfig(), filepath.Join(s.Root, "bin", "kubectl-cache-"+string(s.Provider)+"-"+s.name))
 	return cmd
 }
 
@@ -169,8 +163,7 @@ func (s *Suite) startOperator(ctx context.Context, op string, args ...string) er
 	cmd := s.Command(context.Background(), "go", append([]string{"run", "./operators/" + op + "/cmd",
 		"--kubeconfig=" + s.Kubeconfig(), "--health-probe-bind-address=0"}, args...)...)
 	cmd.Stdout, cmd.Stderr = log, log
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := cmd.Start(); err != nil {
+	if err := StartGroup(cmd); err != nil {
 		return fmt.Errorf("starting the %s operator: %w", op, err)
 	}
 	s.procs[op] = cmd
@@ -209,7 +202,7 @@ func (s *Suite) StartOperator(ctx context.Context, op string, args ...string) er
 func (s *Suite) Finish() env.Func {
 	return func(ctx context.Context, cfg *envconf.Config) (context.Context, error) {
 		for _, p := range s.procs {
-			stopGroup(p)
+			StopGroup(p)
 		}
 		if os.Getenv("E2E_KEEP_CLUSTER") == "1" {
 			return ctx, nil
@@ -222,20 +215,5 @@ func (s *Suite) Finish() env.Func {
 			_, err = s.Run(ctx, "scripts/kind.sh", "down", s.name)
 		}
 		return ctx, err
-	}
-}
-
-// stopGroup sends SIGINT to the process group, as Ctrl-C would, and kills it
-// when it has not exited after ten seconds.
-func stopGroup(cmd *exec.Cmd) {
-	pgid := cmd.Process.Pid
-	_ = syscall.Kill(-pgid, syscall.SIGINT)
-	done := make(chan struct{})
-	go func() { _ = cmd.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(10 * time.Second):
-		_ = syscall.Kill(-pgid, syscall.SIGKILL)
-		<-done
 	}
 }

@@ -1,0 +1,45 @@
+package cluster
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"syscall"
+	"time"
+)
+
+// Env returns the environment of a command a reader or a test runs against a
+// cluster: the project's bin/ first on PATH, kubeconfig, and a kubectl
+// discovery cache of its own in cacheDir. Every local cluster answers on the
+// same address, one after another, so kubectl's cache, keyed by address,
+// would otherwise mix them up.
+func Env(root, kubeconfig, cacheDir string) []string {
+	return append(os.Environ(),
+		"PATH="+filepath.Join(root, "bin")+string(os.PathListSeparator)+os.Getenv("PATH"),
+		"KUBECONFIG="+kubeconfig,
+		"KUBECACHEDIR="+cacheDir)
+}
+
+// StartGroup starts cmd in a process group of its own, like a command in a
+// second terminal, so that StopGroup stops it and every child it started
+// (`go run` compiles and runs a child, for one).
+func StartGroup(cmd *exec.Cmd) error {
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	return cmd.Start()
+}
+
+// StopGroup sends SIGINT to the process group of a command StartGroup
+// started, as Ctrl-C would, and kills the group when it has not exited after
+// fifteen seconds.
+func StopGroup(cmd *exec.Cmd) {
+	pgid := cmd.Process.Pid
+	_ = syscall.Kill(-pgid, syscall.SIGINT)
+	done := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(15 * time.Second):
+		_ = syscall.Kill(-pgid, syscall.SIGKILL)
+		<-done
+	}
+}
