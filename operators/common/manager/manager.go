@@ -37,6 +37,10 @@ type Operator struct {
 	AddToScheme []func(*runtime.Scheme) error
 	// Flags binds operator-specific flags; optional.
 	Flags func(*flag.FlagSet)
+	// Configure adjusts the shared options once the flags are parsed,
+	// before the manager is built (for example to narrow the namespaces an
+	// operator watches); optional.
+	Configure func(*Options) error
 	// Setup registers the controllers with the manager.
 	Setup func(ctrl.Manager, Options) error
 	// DefaultProbeAddr lets operators that run side by side on one machine
@@ -128,6 +132,11 @@ func Run(op Operator, args []string) error {
 	}
 	if len(o.Namespaces) == 0 {
 		o.Namespaces = splitList(os.Getenv(WatchNamespaceEnv))
+	}
+	if op.Configure != nil {
+		if err := op.Configure(&o); err != nil {
+			return err
+		}
 	}
 
 	zapOpts := []zap.Opts{zap.UseFlagOptions(&o.Zap)}

@@ -31,6 +31,7 @@ type DatabaseReconciler struct {
 // +kubebuilder:rbac:groups=zalando.org,resources=databases/finalizers,verbs=update
 // +kubebuilder:rbac:groups="",resources=pods;services;secrets,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+// +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=get;list;watch;create;update;patch;delete
 
 // Reconcile brings the children of one Database in line with its spec.
 func (r *DatabaseReconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Result, err error) {

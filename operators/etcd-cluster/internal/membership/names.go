@@ -65,6 +65,8 @@ type HeadlessService struct {
 	Namespace string
 	// Port is the peer port; 2380 when zero.
 	Port int
+	// ClientPort is the client port; 2379 when zero.
+	ClientPort int
 	// Scheme is "http" or "https" (peer TLS); "http" when empty.
 	Scheme string
 }
@@ -72,6 +74,16 @@ type HeadlessService struct {
 // PeerURL implements Addressing.
 func (h HeadlessService) PeerURL(name string) string {
 	return fmt.Sprintf("%s://%s.%s:%d", h.scheme(), name, h.domain(), h.port())
+}
+
+// ClientURL is where the member named name serves clients: the client port
+// of the same host name.
+func (h HeadlessService) ClientURL(name string) string {
+	port := h.ClientPort
+	if port == 0 {
+		port = 2379
+	}
+	return fmt.Sprintf("%s://%s.%s:%d", h.scheme(), name, h.domain(), port)
 }
 
 // Name implements Addressing.

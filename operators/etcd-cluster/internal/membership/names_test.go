@@ -41,6 +41,12 @@ func TestHeadlessService(t *testing.T) {
 	if got, want := tls.PeerURL("example-0"), "https://example-0.example.prod.svc:12380"; got != want {
 		t.Errorf("PeerURL = %q, want %q", got, want)
 	}
+	if got, want := h.ClientURL("example-2"), "http://example-2.example.default.svc:2379"; got != want {
+		t.Errorf("ClientURL = %q, want %q", got, want)
+	}
+	if got, want := (HeadlessService{Service: "e", Namespace: "n", ClientPort: 12379}).ClientURL("e-0"), "http://e-0.e.n.svc:12379"; got != want {
+		t.Errorf("ClientURL = %q, want %q", got, want)
+	}
 	tests := []struct {
 		h       HeadlessService
 		peerURL string

@@ -42,6 +42,7 @@ type GordonReconciler struct {
 // +kubebuilder:rbac:groups=operator.prgcont.cz,resources=gordons/finalizers,verbs=update
 // +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch;create;delete
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+// +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=get;list;watch;create;update;patch;delete
 
 // Reconcile brings the pods of one Gordon to spec.gordon.replicas.
 func (r *GordonReconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Result, err error) {

@@ -54,6 +54,7 @@ const secretRefIndex = "spec.passwordSecretRef.name"
 // +kubebuilder:rbac:groups=apps,resources=deployments,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups=batch,resources=jobs,verbs=get;list;watch;create;delete
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+// +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=get;list;watch;create;update;patch;delete
 
 // Reconcile brings one MySQL towards its spec, or through its deletion.
 func (r *MySQLReconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Result, err error) {

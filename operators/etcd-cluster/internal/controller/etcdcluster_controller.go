@@ -1,0 +1,172 @@
+// Package controller turns an EtcdCluster into etcd members: a pod and a
+// volume each, a headless Service their peers find them by and a client
+// Service. Every membership change goes through etcd's own API, one at a
+// time, as package membership plans it.
+package controller
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/events"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+
+	"github.com/operator-workshops/workshop/operators/common/apply"
+	"github.com/operator-workshops/workshop/operators/common/status"
+	etcdv1 "github.com/operator-workshops/workshop/operators/etcd-cluster/api/v1beta2"
+	"github.com/operator-workshops/workshop/operators/etcd-cluster/internal/membership"
+)
+
+// Addressing places the members of one cluster: where each listens for its
+// peers and for clients, and which member a peer URL belongs to.
+type Addressing interface {
+	membership.Addressing
+	ClientURL(name string) string
+}
+
+// HeadlessService is the Addressing of members in a cluster: pod p of
+// cluster c is p.c.<namespace>.svc, through the headless Service c.
+func HeadlessService(c *etcdv1.EtcdCluster) Addressing {
+	return membership.HeadlessService{Service: c.Name, Namespace: c.Namespace}
+}
+
+// Requeue delays: etcd is not watched, so the operator looks again.
+const (
+	// requeueSoon follows a step in flight: etcd refuses a second change
+	// for a few seconds after one, and a started member needs a moment.
+	requeueSoon = 2 * time.Second
+	// requeueUnreachable follows a failure to reach any member.
+	requeueUnreachable = 5 * time.Second
+	// requeueSteady is how often a healthy cluster is probed, to notice a
+	// member that stops answering while its pod stays up.
+	requeueSteady = 30 * time.Second
+)
+
+// EtcdClusterReconciler reconciles EtcdClusters.
+type EtcdClusterReconciler struct {
+	client.Client
+	Recorder events.EventRecorder
+	// ClusterWide makes the operator act on the clusters annotated
+	// etcd.database.coreos.com/scope: clusterwide, and only on them, as the
+	// coreos operator did with -cluster-wide. Without it the operator acts
+	// on the clusters without the annotation.
+	ClusterWide bool
+	// Etcd talks to the members.
+	Etcd membership.Client
+	// Addressing places the members of a cluster; HeadlessService when nil.
+	Addressing func(*etcdv1.EtcdCluster) Addressing
+	// ProbeTimeout bounds each call to one member;
+	// membership.DefaultProbeTimeout when zero.
+	ProbeTimeout time.Duration
+
+	mu        sync.Mutex
+	executors map[types.NamespacedName]*membership.Executor
+}
+
+// +kubebuilder:rbac:groups=etcd.database.coreos.com,resources=etcdclusters,verbs=get;list;watch
+// +kubebuilder:rbac:groups=etcd.database.coreos.com,resources=etcdclusters/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=etcd.database.coreos.com,resources=etcdclusters/finalizers,verbs=update
+// +kubebuilder:rbac:groups="",resources=pods;persistentvolumeclaims,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups="",resources=services,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups="",resources=pods/portforward,verbs=create
+// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+// +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=get;list;watch;create;update;patch;delete
+
+// Reconcile brings one EtcdCluster one step closer to its spec.
+func (r *EtcdClusterReconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Result, err error) {
+	c := &etcdv1.EtcdCluster{}
+	if err := r.Get(ctx, req.NamespacedName, c); err != nil {
+		if client.IgnoreNotFound(err) == nil {
+			r.forget(req.NamespacedName)
+		}
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if !r.manages(c) || !c.DeletionTimestamp.IsZero() {
+		// Another operator's cluster; or one that goes, and its pods,
+		// volumes and Services, which it owns, with it.
+		return ctrl.Result{}, nil
+	}
+	before := c.DeepCopy()
+	defer func() {
+		err = errors.Join(err, status.PatchIfChanged(ctx, r.Client, before, c))
+	}()
+	c.Status.ObservedGeneration = c.Generation
+	c.Status.ServiceName = clientServiceName(c.Name)
+	c.Status.ClientPort = clientPort
+	c.Status.ControlPaused = c.Spec.Paused
+	if c.Spec.Paused {
+		paused(c)
+		return ctrl.Result{}, nil
+	}
+	if err := r.applyServices(ctx, c); err != nil {
+		return ctrl.Result{}, err
+	}
+	return r.reconcileMembers(ctx, c)
+}
+
+// manages reports whether c is this operator's: annotated clusterwide when
+// the operator runs cluster-wide, not annotated otherwise.
+func (r *EtcdClusterReconciler) manages(c client.Object) bool {
+	return (c.GetAnnotations()[etcdv1.ScopeAnnotation] == etcdv1.ScopeClusterWide) == r.ClusterWide
+}
+
+func (r *EtcdClusterReconciler) applyServices(ctx context.Context, c *etcdv1.EtcdCluster) error {
+	ref, err := apply.ControllerReference(c, r.Scheme())
+	if err != nil {
+		return err
+	}
+	return errors.Join(
+		owner.Apply(ctx, r.Client, peerServiceFor(c, ref)),
+		owner.Apply(ctx, r.Client, clientServiceFor(c, ref)))
+}
+
+// executor is the Executor of cluster key, kept between reconciles so that
+// it asks the leader it found last first.
+func (r *EtcdClusterReconciler) executor(c *etcdv1.EtcdCluster) *membership.Executor {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	key := client.ObjectKeyFromObject(c)
+	if r.executors == nil {
+		r.executors = map[types.NamespacedName]*membership.Executor{}
+	}
+	e, ok := r.executors[key]
+	if !ok {
+		e = &membership.Executor{Client: r.Etcd, ProbeTimeout: r.ProbeTimeout}
+		r.executors[key] = e
+	}
+	e.Addressing = r.addressing(c)
+	return e
+}
+
+func (r *EtcdClusterReconciler) forget(key types.NamespacedName) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	delete(r.executors, key)
+}
+
+func (r *EtcdClusterReconciler) addressing(c *etcdv1.EtcdCluster) Addressing {
+	if r.Addressing != nil {
+		return r.Addressing(c)
+	}
+	return HeadlessService(c)
+}
+
+// SetupWithManager watches the EtcdClusters this operator manages and their
+// children. etcd itself is not watched: reconciles requeue to probe it.
+func (r *EtcdClusterReconciler) SetupWithManager(mgr ctrl.Manager) error {
+	return ctrl.NewControllerManagedBy(mgr).
+		For(&etcdv1.EtcdCluster{}, builder.WithPredicates(predicate.NewPredicateFuncs(r.manages))).
+		Owns(&corev1.Pod{}).
+		Owns(&corev1.PersistentVolumeClaim{}).
+		Owns(&corev1.Service{}).
+		Complete(r)
+}
+
+var owner = apply.FieldOwner(fieldOwner)

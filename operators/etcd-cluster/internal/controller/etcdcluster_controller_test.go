@@ -1,0 +1,500 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/operator-workshops/workshop/operators/common/conditions"
+	"github.com/operator-workshops/workshop/operators/common/testenv"
+	etcdv1 "github.com/operator-workshops/workshop/operators/etcd-cluster/api/v1beta2"
+)
+
+const (
+	key   = "/here"
+	value = "test"
+)
+
+// workshopCluster is the workshop's manifest: size 3, version 3.2.13 (no
+// learners, no leader moves), repository docker.io/prgcont/etcd.
+func workshopCluster(ns string) *etcdv1.EtcdCluster {
+	return &etcdv1.EtcdCluster{
+		ObjectMeta: metav1.ObjectMeta{Name: "example-etcd-cluster", Namespace: ns},
+		Spec:       etcdv1.ClusterSpec{Size: 3, Version: "3.2.13", Repository: "docker.io/prgcont/etcd"},
+	}
+}
+
+func create(t *testing.T, c *etcdv1.EtcdCluster) {
+	t.Helper()
+	if err := suite.Client.Create(context.Background(), c); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func get(ctx context.Context, c *etcdv1.EtcdCluster) (*etcdv1.EtcdCluster, error) {
+	got := &etcdv1.EtcdCluster{}
+	return got, suite.Client.Get(ctx, client.ObjectKeyFromObject(c), got)
+}
+
+// update changes the spec of c with change, retrying on conflicts with the
+// operator's status writes.
+func update(t *testing.T, c *etcdv1.EtcdCluster, change func(*etcdv1.ClusterSpec)) {
+	t.Helper()
+	testenv.Eventually(t, "the spec update", func(ctx context.Context) error {
+		got, err := get(ctx, c)
+		if err != nil {
+			return err
+		}
+		change(&got.Spec)
+		return suite.Client.Update(ctx, got)
+	})
+}
+
+// waitHealthy waits until the status says n members, all ready, nothing in
+// progress, and the API server holds exactly their pods and volumes.
+func waitHealthy(t *testing.T, c *etcdv1.EtcdCluster, n int) *etcdv1.EtcdCluster {
+	t.Helper()
+	var got *etcdv1.EtcdCluster
+	testenv.Eventually(t, fmt.Sprintf("%d healthy members", n), func(ctx context.Context) error {
+		var err error
+		if got, err = get(ctx, c); err != nil {
+			return err
+		}
+		st := got.Status
+		switch {
+		case st.ObservedGeneration != got.Generation:
+			return fmt.Errorf("status of generation %d, spec is %d", st.ObservedGeneration, got.Generation)
+		case len(st.Members.Ready) != n || len(st.Members.Unready) != 0:
+			return fmt.Errorf("members %+v", st.Members)
+		case !conditions.IsTrue(st.Conditions, Available):
+			return fmt.Errorf("not Available: %+v", st.Conditions)
+		case conditions.IsTrue(st.Conditions, conditions.Progressing):
+			return fmt.Errorf("still Progressing: %+v", st.Conditions)
+		}
+		pods, volumes := children(ctx, t, c)
+		if len(pods) != n || len(volumes) != n {
+			return fmt.Errorf("pods %v, volumes %v", pods, volumes)
+		}
+		return nil
+	})
+	return got
+}
+
+// children are the names of the member pods and volumes of c.
+func children(ctx context.Context, t *testing.T, c *etcdv1.EtcdCluster) (pods, volumes []string) {
+	t.Helper()
+	sel := []client.ListOption{client.InNamespace(c.Namespace), client.MatchingLabels{"etcd_cluster": c.Name}}
+	var pl corev1.PodList
+	var vl corev1.PersistentVolumeClaimList
+	if err := suite.Client.List(ctx, &pl, sel...); err != nil {
+		t.Fatal(err)
+	}
+	if err := suite.Client.List(ctx, &vl, sel...); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range pl.Items {
+		pods = append(pods, p.Name)
+	}
+	for _, v := range vl.Items {
+		if v.DeletionTimestamp.IsZero() {
+			volumes = append(volumes, v.Name)
+		}
+	}
+	slices.Sort(pods)
+	slices.Sort(volumes)
+	return pods, volumes
+}
+
+// etcdClient talks to the ready members of c, as a client of the
+// <name>-client Service would.
+func etcdClient(t *testing.T, c *etcdv1.EtcdCluster) *clientv3.Client {
+	t.Helper()
+	got, err := get(context.Background(), c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var endpoints []string
+	for _, m := range got.Status.Members.Ready {
+		endpoints = append(endpoints, network.For(got).ClientURL(m))
+	}
+	cli, err := clientv3.New(clientv3.Config{Endpoints: endpoints, DialTimeout: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cli.Close() })
+	return cli
+}
+
+func put(t *testing.T, c *etcdv1.EtcdCluster) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if _, err := etcdClient(t, c).Put(ctx, key, value); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// expectKey reads the key back through every ready member, linearizably.
+func expectKey(t *testing.T, c *etcdv1.EtcdCluster) {
+	t.Helper()
+	cli := etcdClient(t, c)
+	for _, ep := range cli.Endpoints() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		one, err := clientv3.New(clientv3.Config{Endpoints: []string{ep}, DialTimeout: 5 * time.Second})
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp, err := one.Get(ctx, key)
+		cancel()
+		_ = one.Close()
+		if err != nil {
+			t.Fatalf("get %s from %s: %v", key, ep, err)
+		}
+		if len(resp.Kvs) != 1 || string(resp.Kvs[0].Value) != value {
+			t.Fatalf("get %s from %s = %v, want %q", key, ep, resp.Kvs, value)
+		}
+	}
+}
+
+// memberIDs lists the members etcd knows, name (or peer URL) to ID.
+func memberIDs(t *testing.T, c *etcdv1.EtcdCluster) map[string]uint64 {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	resp, err := etcdClient(t, c).MemberList(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]uint64{}
+	for _, m := range resp.Members {
+		name := m.Name
+		if name == "" {
+			name = strings.Join(m.PeerURLs, ",")
+		}
+		out[name] = m.ID
+	}
+	return out
+}
+
+func TestWorkshopClusterScalesUpAndDownKeepingData(t *testing.T) {
+	ns := suite.Namespace(t, nil)
+	startKubelet(t, suite.Client, ns)
+	c := workshopCluster(ns)
+	create(t, c)
+
+	got := waitHealthy(t, c, 3)
+	st := got.Status
+	if st.Phase != etcdv1.PhaseRunning || st.ServiceName != "example-etcd-cluster-client" || st.ClientPort != 2379 || st.CurrentVersion != "3.2.13" || st.Size != 3 {
+		t.Errorf("status = %+v", st)
+	}
+	ctx := context.Background()
+	pod := &corev1.Pod{}
+	if err := suite.Client.Get(ctx, types.NamespacedName{Namespace: ns, Name: "example-etcd-cluster-0"}, pod); err != nil {
+		t.Fatal(err)
+	}
+	if pod.Labels["etcd_cluster"] != "example-etcd-cluster" || pod.Labels["app"] != "etcd" ||
+		pod.Spec.Containers[0].Image != "docker.io/prgcont/etcd:v3.2.13" {
+		t.Errorf("pod labels %v, image %s", pod.Labels, pod.Spec.Containers[0].Image)
+	}
+	for _, name := range []string{"example-etcd-cluster", "example-etcd-cluster-client"} {
+		svc := &corev1.Service{}
+		if err := suite.Client.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, svc); err != nil {
+			t.Fatalf("service %s: %v", name, err)
+		}
+		if svc.Spec.Selector["etcd_cluster"] != c.Name {
+			t.Errorf("service %s selects %v", name, svc.Spec.Selector)
+		}
+	}
+
+	put(t, c)
+	update(t, c, func(s *etcdv1.ClusterSpec) { s.Size = 5 })
+	waitHealthy(t, c, 5)
+	expectKey(t, c)
+	if n := len(memberIDs(t, c)); n != 5 {
+		t.Fatalf("etcd lists %d members, want 5", n)
+	}
+
+	update(t, c, func(s *etcdv1.ClusterSpec) { s.Size = 3 })
+	waitHealthy(t, c, 3)
+	expectKey(t, c)
+	ids := memberIDs(t, c)
+	for _, name := range []string{"example-etcd-cluster-0", "example-etcd-cluster-1", "example-etcd-cluster-2"} {
+		if _, ok := ids[name]; !ok {
+			t.Errorf("etcd lists %v, want members 0 to 2", ids)
+		}
+	}
+}
+
+func TestLearnersFromEtcd34(t *testing.T) {
+	ns := suite.Namespace(t, nil)
+	startKubelet(t, suite.Client, ns)
+	c := workshopCluster(ns)
+	c.Spec.Size, c.Spec.Version = 1, "3.6.0"
+	create(t, c)
+	waitHealthy(t, c, 1)
+	put(t, c)
+
+	update(t, c, func(s *etcdv1.ClusterSpec) { s.Size = 3 })
+	waitHealthy(t, c, 3)
+	expectKey(t, c)
+	var events corev1.EventList
+	if err := suite.Client.List(context.Background(), &events, client.InNamespace(ns)); err != nil {
+		t.Fatal(err)
+	}
+	promoted := 0
+	for _, e := range events.Items {
+		if e.Reason == "Promote" {
+			promoted++
+		}
+	}
+	if promoted != 2 {
+		t.Errorf("%d Promote events, want 2 (each member joins as a learner)", promoted)
+	}
+}
+
+// The coreos operator kept data in emptyDir: when every pod died, the data
+// was gone. Here the pods come back on their volumes.
+func TestAllPodsDeletedComeBackWithTheirData(t *testing.T) {
+	ns := suite.Namespace(t, nil)
+	startKubelet(t, suite.Client, ns)
+	c := workshopCluster(ns)
+	create(t, c)
+	waitHealthy(t, c, 3)
+	put(t, c)
+	before := memberIDs(t, c)
+
+	ctx := context.Background()
+	var pods corev1.PodList
+	if err := suite.Client.List(ctx, &pods, client.InNamespace(ns)); err != nil {
+		t.Fatal(err)
+	}
+	if err := suite.Client.DeleteAllOf(ctx, &corev1.Pod{}, client.InNamespace(ns),
+		client.MatchingLabels{"etcd_cluster": c.Name}); err != nil {
+		t.Fatal(err)
+	}
+	testenv.Eventually(t, "new pods, all ready", func(ctx context.Context) error {
+		var now corev1.PodList
+		if err := suite.Client.List(ctx, &now, client.InNamespace(ns)); err != nil {
+			return err
+		}
+		if len(now.Items) != 3 {
+			return fmt.Errorf("%d pods", len(now.Items))
+		}
+		for _, p := range now.Items {
+			if slices.ContainsFunc(pods.Items, func(old corev1.Pod) bool { return old.UID == p.UID }) || !podReady(&p) {
+				return fmt.Errorf("%s is the old pod, or not ready", p.Name)
+			}
+		}
+		return nil
+	})
+	waitHealthy(t, c, 3)
+	expectKey(t, c)
+	if after := memberIDs(t, c); !mapsEqual(before, after) {
+		t.Errorf("members %v became %v: the pods should come back as the same members", before, after)
+	}
+}
+
+func mapsEqual(a, b map[string]uint64) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if b[k] != v {
+			return false
+		}
+	}
+	return true
+}
+
+// A member whose volume is gone cannot come back: it is removed and an
+// empty member of the same name is added, which copies the data.
+func TestMemberWithLostVolumeIsReplaced(t *testing.T) {
+	ns := suite.Namespace(t, nil)
+	startKubelet(t, suite.Client, ns)
+	c := workshopCluster(ns)
+	create(t, c)
+	waitHealthy(t, c, 3)
+	put(t, c)
+	before := memberIDs(t, c)
+
+	ctx := context.Background()
+	victim := "example-etcd-cluster-1"
+	for _, o := range []client.Object{
+		&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: victim}},
+		&corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: volumeName(victim)}},
+	} {
+		if err := suite.Client.Delete(ctx, o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	testenv.Eventually(t, victim+" to be replaced", func(context.Context) error {
+		if id := memberIDs(t, c)[victim]; id == before[victim] || id == 0 {
+			return fmt.Errorf("%s has ID %x, was %x", victim, id, before[victim])
+		}
+		return nil
+	})
+	waitHealthy(t, c, 3)
+	expectKey(t, c)
+}
+
+// The operator stops after etcd added a member and before its pod exists (a
+// quota refuses the pod): the new operator starts that member, it does not
+// add another.
+func TestRestartBetweenMemberAddAndPod(t *testing.T) {
+	ns := suite.Namespace(t, nil)
+	startKubelet(t, suite.Client, ns)
+	c := workshopCluster(ns)
+	create(t, c)
+	waitHealthy(t, c, 3)
+	put(t, c)
+
+	ctx := context.Background()
+	quota := &corev1.ResourceQuota{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "no-more-pods"},
+		Spec:       corev1.ResourceQuotaSpec{Hard: corev1.ResourceList{corev1.ResourcePods: resource.MustParse("3")}},
+	}
+	if err := suite.Client.Create(ctx, quota); err != nil {
+		t.Fatal(err)
+	}
+	update(t, c, func(s *etcdv1.ClusterSpec) { s.Size = 4 })
+	testenv.Eventually(t, "etcd to list a fourth member", func(context.Context) error {
+		if ids := memberIDs(t, c); len(ids) != 4 {
+			return fmt.Errorf("members %v", ids)
+		}
+		return nil
+	})
+	if pods, _ := children(ctx, t, c); len(pods) != 3 {
+		t.Fatalf("pods %v: the quota should hold the fourth", pods)
+	}
+
+	suite.Restart(t)
+	if err := suite.Client.Delete(ctx, quota); err != nil {
+		t.Fatal(err)
+	}
+	waitHealthy(t, c, 4)
+	if ids := memberIDs(t, c); len(ids) != 4 {
+		t.Errorf("etcd lists %v, want 4 members", ids)
+	}
+	expectKey(t, c)
+}
+
+func TestPausedClusterIsNotChanged(t *testing.T) {
+	ns := suite.Namespace(t, nil)
+	startKubelet(t, suite.Client, ns)
+	c := workshopCluster(ns)
+	create(t, c)
+	waitHealthy(t, c, 3)
+
+	update(t, c, func(s *etcdv1.ClusterSpec) { s.Paused, s.Size = true, 5 })
+	testenv.Eventually(t, "the status to say paused", func(ctx context.Context) error {
+		got, err := get(ctx, c)
+		if err != nil {
+			return err
+		}
+		if !got.Status.ControlPaused || got.Status.ObservedGeneration != got.Generation {
+			return fmt.Errorf("status %+v", got.Status)
+		}
+		return nil
+	})
+	time.Sleep(3 * time.Second) // a scale up would have added a member by now
+	if ids := memberIDs(t, c); len(ids) != 3 {
+		t.Fatalf("paused, etcd lists %v", ids)
+	}
+	if pods, _ := children(context.Background(), t, c); len(pods) != 3 {
+		t.Fatalf("paused, pods %v", pods)
+	}
+
+	update(t, c, func(s *etcdv1.ClusterSpec) { s.Paused = false })
+	waitHealthy(t, c, 5)
+}
+
+func TestVersionChangeRollsMembersKeepingData(t *testing.T) {
+	ns := suite.Namespace(t, nil)
+	startKubelet(t, suite.Client, ns)
+	c := workshopCluster(ns)
+	c.Spec.Version = "3.5.0"
+	create(t, c)
+	waitHealthy(t, c, 3)
+	put(t, c)
+	before := memberIDs(t, c)
+
+	update(t, c, func(s *etcdv1.ClusterSpec) { s.Version = "3.6.0" })
+	testenv.Eventually(t, "every pod on the new image", func(ctx context.Context) error {
+		var pods corev1.PodList
+		if err := suite.Client.List(ctx, &pods, client.InNamespace(ns)); err != nil {
+			return err
+		}
+		for _, p := range pods.Items {
+			if img := p.Spec.Containers[0].Image; img != "docker.io/prgcont/etcd:v3.6.0" {
+				return fmt.Errorf("%s runs %s", p.Name, img)
+			}
+		}
+		return nil
+	})
+	got := waitHealthy(t, c, 3)
+	if got.Status.CurrentVersion != "3.6.0" || got.Status.TargetVersion != "" {
+		t.Errorf("versions %q -> %q", got.Status.CurrentVersion, got.Status.TargetVersion)
+	}
+	expectKey(t, c)
+	if after := memberIDs(t, c); !mapsEqual(before, after) {
+		t.Errorf("members %v became %v: a version roll keeps the members", before, after)
+	}
+}
+
+// With no node to run the pods, the first members are created and the
+// status says the cluster is starting. A cluster annotated for a
+// cluster-wide operator is left alone.
+func TestBootstrapWithoutNodesAndScope(t *testing.T) {
+	ns := suite.Namespace(t, nil)
+	c := workshopCluster(ns)
+	create(t, c)
+	other := workshopCluster(ns)
+	other.Name = "clusterwide"
+	other.Annotations = map[string]string{etcdv1.ScopeAnnotation: etcdv1.ScopeClusterWide}
+	create(t, other)
+
+	testenv.Eventually(t, "the first members", func(ctx context.Context) error {
+		got, err := get(ctx, c)
+		if err != nil {
+			return err
+		}
+		pods, volumes := children(ctx, t, c)
+		want := []string{"example-etcd-cluster-0", "example-etcd-cluster-1", "example-etcd-cluster-2"}
+		if !slices.Equal(pods, want) || len(volumes) != 3 {
+			return fmt.Errorf("pods %v, volumes %v", pods, volumes)
+		}
+		if got.Status.Phase != etcdv1.PhaseCreating || !slices.Equal(got.Status.Members.Unready, want) {
+			return fmt.Errorf("status %+v", got.Status)
+		}
+		return nil
+	})
+	pod := &corev1.Pod{}
+	if err := suite.Client.Get(context.Background(), types.NamespacedName{Namespace: ns, Name: "example-etcd-cluster-2"}, pod); err != nil {
+		t.Fatal(err)
+	}
+	args := strings.Join(pod.Spec.Containers[0].Args, " ")
+	for _, want := range []string{"--initial-cluster-state=new", "--name=example-etcd-cluster-2", "example-etcd-cluster-0=http://"} {
+		if !strings.Contains(args, want) {
+			t.Errorf("args %q lack %q", args, want)
+		}
+	}
+
+	got, err := get(context.Background(), other)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pods, _ := children(context.Background(), t, other)
+	if len(pods) != 0 || got.Status.Phase != "" {
+		t.Errorf("the cluster-wide cluster got pods %v, status %+v", pods, got.Status)
+	}
+}

@@ -1,0 +1,451 @@
+package controller
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	etcdv1 "github.com/operator-workshops/workshop/operators/etcd-cluster/api/v1beta2"
+	"github.com/operator-workshops/workshop/operators/etcd-cluster/internal/membership"
+)
+
+// observed is what the API server holds of a cluster's members: pods and
+// volumes by member name.
+type observed struct {
+	pods    map[string]*corev1.Pod
+	volumes map[string]*corev1.PersistentVolumeClaim
+}
+
+// names are the member names that have a pod or a volume, in ordinal order.
+func (o observed) names(cluster string) []string {
+	var out []string
+	for n := range o.pods {
+		out = append(out, n)
+	}
+	for n := range o.volumes {
+		if o.pods[n] == nil {
+			out = append(out, n)
+		}
+	}
+	sortByOrdinal(cluster, out)
+	return out
+}
+
+func sortByOrdinal(cluster string, names []string) {
+	sort.Slice(names, func(i, j int) bool {
+		a, _ := membership.Ordinal(cluster, names[i])
+		b, _ := membership.Ordinal(cluster, names[j])
+		return a < b
+	})
+}
+
+func (r *EtcdClusterReconciler) observe(ctx context.Context, c *etcdv1.EtcdCluster) (observed, error) {
+	o := observed{pods: map[string]*corev1.Pod{}, volumes: map[string]*corev1.PersistentVolumeClaim{}}
+	sel := []client.ListOption{client.InNamespace(c.Namespace), client.MatchingLabels(selector(c.Name))}
+	var pods corev1.PodList
+	if err := r.List(ctx, &pods, sel...); err != nil {
+		return o, err
+	}
+	for i := range pods.Items {
+		if p := &pods.Items[i]; metav1.IsControlledBy(p, c) {
+			o.pods[p.Name] = p
+		}
+	}
+	var pvcs corev1.PersistentVolumeClaimList
+	if err := r.List(ctx, &pvcs, sel...); err != nil {
+		return o, err
+	}
+	for i := range pvcs.Items {
+		if v := &pvcs.Items[i]; metav1.IsControlledBy(v, c) {
+			o.volumes[strings.TrimPrefix(v.Name, volumeName(""))] = v
+		}
+	}
+	return o, nil
+}
+
+// everAvailable reports whether the cluster has served once: from then on
+// its data is in its members' volumes and nothing may start it empty again.
+func everAvailable(c *etcdv1.EtcdCluster) bool {
+	return c.Status.Phase == etcdv1.PhaseRunning || c.Status.Phase == etcdv1.PhaseFailed
+}
+
+// reconcileMembers reads the members from etcd, plans one step and takes it.
+func (r *EtcdClusterReconciler) reconcileMembers(ctx context.Context, c *etcdv1.EtcdCluster) (ctrl.Result, error) {
+	log := ctrl.LoggerFrom(ctx)
+	obs, err := r.observe(ctx, c)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	opts, err := membership.OptionsFor(c.Name, c.Spec.Version)
+	if err != nil {
+		invalid(c, err)
+		return ctrl.Result{}, nil
+	}
+	if c.Spec.Size%2 == 0 && c.Generation != c.Status.ObservedGeneration {
+		r.Recorder.Eventf(c, nil, corev1.EventTypeWarning, "EvenSize", "Validate",
+			"size %d tolerates %d failed member(s), no more than size %d: odd sizes are advised",
+			c.Spec.Size, membership.Tolerates(c.Spec.Size), c.Spec.Size-1)
+	}
+	c.Status.ObservedGeneration = c.Generation
+
+	if len(obs.pods) == 0 && len(obs.volumes) == 0 {
+		if everAvailable(c) {
+			lost(c)
+			return ctrl.Result{}, nil
+		}
+		return r.bootstrap(ctx, c, obs)
+	}
+
+	exec := r.executor(c)
+	addr := r.addressing(c)
+	exec.Endpoints = nil
+	for _, name := range obs.names(c.Name) {
+		exec.Endpoints = append(exec.Endpoints, addr.ClientURL(name))
+	}
+	members, err := exec.Members(ctx)
+	if err != nil {
+		log.V(1).Info("no member answers", "error", err.Error())
+		unreachable(c, obs, err)
+		if !everAvailable(c) {
+			// The first members are still starting: see that they all exist.
+			res, berr := r.bootstrap(ctx, c, obs)
+			res.RequeueAfter = requeueUnreachable
+			return res, berr
+		}
+		// Members whose pods were deleted come back on their volumes; with
+		// no member answering, that is the only way back.
+		return ctrl.Result{RequeueAfter: requeueUnreachable}, r.restorePods(ctx, c, obs, obs.names(c.Name), nil)
+	}
+
+	markFailed(members, obs)
+	if err := r.labelVolumes(ctx, members, obs); err != nil {
+		return ctrl.Result{}, err
+	}
+	step := membership.Next(c.Spec.Size, members, opts)
+	report(c, members, obs, step)
+	log.V(1).Info("planned", "step", step.String())
+
+	if membership.Availability(members).Available() {
+		if deleted, err := r.deleteOrphans(ctx, c, members, obs); err != nil || deleted {
+			return ctrl.Result{RequeueAfter: requeueSoon}, err
+		}
+	}
+	var restore []string
+	for _, m := range members {
+		removing := step.Action == membership.Remove && step.Member.ID == m.ID
+		if m.Started() && !m.Failed && !removing {
+			restore = append(restore, m.Name)
+		}
+	}
+	if err := r.restorePods(ctx, c, obs, restore, members); err != nil {
+		return ctrl.Result{}, err
+	}
+
+	switch step.Action {
+	case membership.None:
+		return r.roll(ctx, c, exec, opts, members, obs)
+	case membership.Wait:
+		return ctrl.Result{RequeueAfter: requeueSoon}, nil
+	case membership.Blocked:
+		r.Recorder.Eventf(c, nil, corev1.EventTypeWarning, string(step.Cause), "Plan", "%s", step.Reason)
+		return ctrl.Result{RequeueAfter: requeueUnreachable}, nil
+	case membership.Start:
+		return r.start(ctx, c, obs, step)
+	}
+
+	res, err := exec.Apply(ctx, step)
+	if err != nil {
+		r.Recorder.Eventf(c, nil, corev1.EventTypeWarning, "MembershipChangeFailed", string(step.Action), "%v", err)
+		return ctrl.Result{}, err
+	}
+	if res.Retry {
+		log.Info("etcd refused the step for now", "step", step.String(), "detail", res.Detail)
+		return ctrl.Result{RequeueAfter: requeueSoon}, nil
+	}
+	r.Recorder.Eventf(c, nil, corev1.EventTypeNormal, string(step.Action), string(step.Action), "%s: %s", res.Detail, step.Reason)
+	log.Info("membership changed", "step", step.String(), "detail", res.Detail)
+	if step.Action == membership.Remove {
+		// A removed member can never rejoin with its data: its pod and
+		// volume go. A replacement starts empty under the same name.
+		if err := r.deleteMember(ctx, obs, step.Member.Name); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
+	return ctrl.Result{RequeueAfter: requeueSoon}, nil
+}
+
+// bootstrap creates the first members of a new cluster, all at once with
+// --initial-cluster-state=new, as etcd's own static bootstrap does. A
+// bootstrap cut short by a restart is completed with the member list the
+// first pods were given.
+func (r *EtcdClusterReconciler) bootstrap(ctx context.Context, c *etcdv1.EtcdCluster, obs observed) (ctrl.Result, error) {
+	addr := r.addressing(c)
+	names := bootstrapMembers(c, obs)
+	var initial []membership.Member
+	for _, n := range names {
+		initial = append(initial, membership.Member{Name: n, PeerURLs: []string{addr.PeerURL(n)}})
+	}
+	how := start{initialCluster: membership.InitialCluster(initial)}
+	var created []string
+	for _, n := range names {
+		did, err := r.ensureMember(ctx, c, obs, n, 0, how)
+		if err != nil {
+			return ctrl.Result{}, err
+		}
+		if did {
+			created = append(created, n)
+		}
+	}
+	if len(created) > 0 {
+		r.Recorder.Eventf(c, nil, corev1.EventTypeNormal, "Bootstrap", "CreateMembers",
+			"created %s of a new %d-member cluster", strings.Join(created, ", "), len(names))
+	}
+	bootstrapping(c, names)
+	return ctrl.Result{RequeueAfter: requeueSoon}, nil
+}
+
+// bootstrapMembers are the names in the --initial-cluster of the first pods,
+// or, before there is any, spec.size new names.
+func bootstrapMembers(c *etcdv1.EtcdCluster, obs observed) []string {
+	for _, p := range obs.pods {
+		for _, a := range p.Spec.Containers[0].Args {
+			if list, ok := strings.CutPrefix(a, "--initial-cluster="); ok && list != "" {
+				var names []string
+				for _, kv := range strings.Split(list, ",") {
+					name, _, _ := strings.Cut(kv, "=")
+					names = append(names, name)
+				}
+				return names
+			}
+		}
+	}
+	names := make([]string, c.Spec.Size)
+	for i := range names {
+		names[i] = membership.MemberName(c.Name, i)
+	}
+	return names
+}
+
+// ensureMember creates the volume and the pod of member name where they are
+// missing. It reports whether it created the pod.
+func (r *EtcdClusterReconciler) ensureMember(ctx context.Context, c *etcdv1.EtcdCluster, obs observed, name string, id uint64, how start) (bool, error) {
+	ref := metav1.NewControllerRef(c, etcdv1.GroupVersion.WithKind("EtcdCluster"))
+	if v := obs.volumes[name]; v != nil && !v.DeletionTimestamp.IsZero() {
+		return false, nil // a pod would not start on it: wait until it is gone
+	}
+	if obs.volumes[name] == nil {
+		if err := r.Create(ctx, volumeFor(c, name, id, *ref)); client.IgnoreAlreadyExists(err) != nil {
+			return false, fmt.Errorf("create the volume of %s: %w", name, err)
+		}
+	}
+	if p := obs.pods[name]; p != nil {
+		if !finished(p) || !p.DeletionTimestamp.IsZero() {
+			return false, nil
+		}
+		// A pod that ended does not restart: replace it, on its volume.
+		if err := r.Delete(ctx, p); client.IgnoreNotFound(err) != nil {
+			return false, err
+		}
+		return false, nil // its deletion brings the cluster back here
+	}
+	err := r.Create(ctx, podFor(c, r.addressing(c), name, how, *ref))
+	if apierrors.IsAlreadyExists(err) {
+		return false, nil // the cache had not seen it yet
+	}
+	if err != nil {
+		return false, fmt.Errorf("create the pod of %s: %w", name, err)
+	}
+	return true, nil
+}
+
+func finished(p *corev1.Pod) bool {
+	return p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed
+}
+
+// restorePods recreates the pods of members whose pod is gone but whose
+// volume is there: etcd starts on its data directory as the same member, and
+// ignores the start flags.
+func (r *EtcdClusterReconciler) restorePods(ctx context.Context, c *etcdv1.EtcdCluster, obs observed, names []string, members []membership.Member) error {
+	how := start{initialCluster: membership.InitialCluster(members), existing: true}
+	if len(members) == 0 {
+		var ms []membership.Member
+		for _, n := range obs.names(c.Name) {
+			ms = append(ms, membership.Member{Name: n, PeerURLs: []string{r.addressing(c).PeerURL(n)}})
+		}
+		how.initialCluster = membership.InitialCluster(ms)
+	}
+	var restored []string
+	for _, n := range names {
+		if obs.volumes[n] == nil {
+			continue
+		}
+		did, err := r.ensureMember(ctx, c, obs, n, 0, how)
+		if err != nil {
+			return err
+		}
+		if did {
+			restored = append(restored, n)
+		}
+	}
+	if len(restored) > 0 {
+		r.Recorder.Eventf(c, nil, corev1.EventTypeNormal, "Restarted", "CreatePod",
+			"recreated the pods of %s on their volumes", strings.Join(restored, ", "))
+	}
+	return nil
+}
+
+// markFailed marks the started members whose data is gone: no volume, or a
+// volume that holds another member's data. Only those are replaced.
+func markFailed(members []membership.Member, obs observed) {
+	for i, m := range members {
+		if !m.Started() {
+			continue
+		}
+		v := obs.volumes[m.Name]
+		if v == nil || !v.DeletionTimestamp.IsZero() ||
+			(v.Labels[memberIDLabel] != "" && v.Labels[memberIDLabel] != memberID(m.ID)) {
+			members[i].Failed = true
+		}
+	}
+}
+
+// labelVolumes records on each started member's volume the member ID whose
+// data it holds, so that a volume left from a removed member is told apart
+// from the new member of the same name.
+func (r *EtcdClusterReconciler) labelVolumes(ctx context.Context, members []membership.Member, obs observed) error {
+	for _, m := range members {
+		v := obs.volumes[m.Name]
+		if !m.Started() || !m.Healthy || v == nil || v.Labels[memberIDLabel] != "" {
+			continue
+		}
+		patch := client.MergeFrom(v.DeepCopy())
+		v.Labels[memberIDLabel] = memberID(m.ID)
+		if err := r.Patch(ctx, v, patch); client.IgnoreNotFound(err) != nil {
+			return fmt.Errorf("label the volume of %s: %w", m.Name, err)
+		}
+	}
+	return nil
+}
+
+// deleteOrphans deletes the pods and volumes of names etcd does not list: a
+// member removed by an operator that stopped before it deleted them. It
+// reports whether it deleted anything.
+func (r *EtcdClusterReconciler) deleteOrphans(ctx context.Context, c *etcdv1.EtcdCluster, members []membership.Member, obs observed) (bool, error) {
+	var orphans []string
+	for _, n := range obs.names(c.Name) {
+		if !slices.ContainsFunc(members, func(m membership.Member) bool { return m.Name == n }) {
+			orphans = append(orphans, n)
+		}
+	}
+	for _, n := range orphans {
+		if err := r.deleteMember(ctx, obs, n); err != nil {
+			return false, err
+		}
+	}
+	if len(orphans) > 0 {
+		r.Recorder.Eventf(c, nil, corev1.EventTypeNormal, "Cleanup", "DeleteMembers",
+			"deleted the pods and volumes of %s: etcd no longer lists them", strings.Join(orphans, ", "))
+	}
+	return len(orphans) > 0, nil
+}
+
+func (r *EtcdClusterReconciler) deleteMember(ctx context.Context, obs observed, name string) error {
+	var errs []error
+	if p := obs.pods[name]; p != nil {
+		errs = append(errs, client.IgnoreNotFound(r.Delete(ctx, p)))
+	}
+	if v := obs.volumes[name]; v != nil {
+		errs = append(errs, client.IgnoreNotFound(r.Delete(ctx, v)))
+	}
+	return errors.Join(errs...)
+}
+
+// start carries out a Start step: the volume (emptied first if it holds a
+// removed member's data) and the pod of a member etcd has added.
+func (r *EtcdClusterReconciler) start(ctx context.Context, c *etcdv1.EtcdCluster, obs observed, step membership.Step) (ctrl.Result, error) {
+	name, id := step.Member.Name, step.Member.ID
+	if v := obs.volumes[name]; v != nil {
+		switch got := v.Labels[memberIDLabel]; got {
+		case memberID(id):
+		case "":
+			patch := client.MergeFrom(v.DeepCopy())
+			v.Labels[memberIDLabel] = memberID(id)
+			if err := r.Patch(ctx, v, patch); err != nil {
+				return ctrl.Result{}, fmt.Errorf("label the volume of %s: %w", name, err)
+			}
+		default:
+			r.Recorder.Eventf(c, nil, corev1.EventTypeNormal, "Cleanup", "DeleteVolume",
+				"the volume of %s holds the data of removed member %s: deleted before %s (%s) starts", name, got, name, memberID(id))
+			return ctrl.Result{RequeueAfter: requeueSoon}, r.deleteMember(ctx, obs, name)
+		}
+	}
+	did, err := r.ensureMember(ctx, c, obs, name, id, start{initialCluster: step.InitialCluster, existing: true})
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	if did {
+		r.Recorder.Eventf(c, nil, corev1.EventTypeNormal, "Start", "CreatePod", "started %s (%s) to join the cluster", name, memberID(id))
+	}
+	return ctrl.Result{RequeueAfter: requeueSoon}, nil
+}
+
+// roll moves the members to spec.version one at a time. Only when every
+// member is healthy and every pod is ready and not terminating (a deleted
+// pod's etcd answers until it has stopped), the pod of one outdated member
+// is deleted, after its leadership is handed over, and it comes back on its
+// volume with the new image.
+func (r *EtcdClusterReconciler) roll(ctx context.Context, c *etcdv1.EtcdCluster, exec *membership.Executor, opts membership.Options, members []membership.Member, obs observed) (ctrl.Result, error) {
+	want := Image(c)
+	var outdated []string
+	for _, n := range obs.names(c.Name) {
+		if p := obs.pods[n]; p != nil && p.Spec.Containers[0].Image != want {
+			outdated = append(outdated, n)
+		}
+	}
+	if len(outdated) == 0 {
+		return ctrl.Result{RequeueAfter: requeueSteady}, nil
+	}
+	for _, m := range members {
+		if p := obs.pods[m.Name]; p == nil || !p.DeletionTimestamp.IsZero() || !podReady(p) {
+			return ctrl.Result{RequeueAfter: requeueSoon}, nil // the last one is still coming back
+		}
+	}
+	victim := outdated[len(outdated)-1]
+	i := slices.IndexFunc(members, func(m membership.Member) bool { return m.Name == victim })
+	if i >= 0 && members[i].IsLeader && opts.MoveLeader {
+		to := slices.IndexFunc(members, func(m membership.Member) bool { return m.Name != victim && m.Healthy && !m.IsLearner })
+		if to >= 0 {
+			step := membership.Step{Action: membership.MoveLeader, Member: members[i], To: members[to]}
+			res, err := exec.Apply(ctx, step)
+			if err == nil && !res.Retry {
+				r.Recorder.Eventf(c, nil, corev1.EventTypeNormal, "MoveLeader", "MoveLeader", "%s: %s restarts for the upgrade", res.Detail, victim)
+			}
+			return ctrl.Result{RequeueAfter: requeueSoon}, err
+		}
+	}
+	if err := r.Delete(ctx, obs.pods[victim]); client.IgnoreNotFound(err) != nil {
+		return ctrl.Result{}, err
+	}
+	r.Recorder.Eventf(c, obs.pods[victim], corev1.EventTypeNormal, "Upgrade", "DeletePod",
+		"%s restarts with %s (%d of %d members still to go)", victim, want, len(outdated), len(members))
+	rolling(c, victim, len(outdated))
+	return ctrl.Result{RequeueAfter: requeueSoon}, nil
+}
+
+func podReady(p *corev1.Pod) bool {
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}

@@ -1,0 +1,170 @@
+package controller
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/operator-workshops/workshop/operators/common/conditions"
+	etcdv1 "github.com/operator-workshops/workshop/operators/etcd-cluster/api/v1beta2"
+	"github.com/operator-workshops/workshop/operators/etcd-cluster/internal/membership"
+)
+
+// Available is the condition that a quorum of the voting members is healthy:
+// the cluster serves reads and writes. `kubectl wait --for=condition=Available`
+// waits for it.
+const Available = "Available"
+
+// Reasons of the conditions, besides the planner's causes and actions.
+const (
+	ReasonQuorum       = "QuorumHealthy"
+	ReasonBootstrap    = "Bootstrapping"
+	ReasonUnreachable  = "MembersUnreachable"
+	ReasonPaused       = "Paused"
+	ReasonReconciled   = "Reconciled"
+	ReasonRolling      = "RollingVersion"
+	ReasonDataLost     = "DataLost"
+	ReasonInvalid      = "InvalidSpec"
+	ReasonHealthy      = "MembersHealthy"
+	ReasonMemberFailed = "MemberUnhealthy"
+)
+
+func set(c *etcdv1.EtcdCluster, typ string, s metav1.ConditionStatus, reason, format string, args ...any) {
+	conditions.Set(&c.Status.Conditions, c.Generation, typ, s, reason, format, args...)
+}
+
+func paused(c *etcdv1.EtcdCluster) {
+	set(c, conditions.Progressing, metav1.ConditionFalse, ReasonPaused,
+		"spec.paused is true: no member is added, removed, started or upgraded until it is false")
+}
+
+func invalid(c *etcdv1.EtcdCluster, err error) {
+	c.Status.Reason = err.Error()
+	set(c, conditions.Progressing, metav1.ConditionFalse, ReasonInvalid, "%v", err)
+	set(c, conditions.Degraded, metav1.ConditionTrue, ReasonInvalid, "%v", err)
+}
+
+// lost reports a cluster that served once and has neither pods nor volumes
+// left. Starting it empty would hide that its data is gone.
+func lost(c *etcdv1.EtcdCluster) {
+	msg := "every member's pod and volume is gone, and the data with them; the operator does not start an empty cluster " +
+		"under the same name. Restore from a backup, or delete and re-create the EtcdCluster to start empty"
+	c.Status.Phase, c.Status.Reason = etcdv1.PhaseFailed, msg
+	c.Status.Size, c.Status.Members = 0, etcdv1.MembersStatus{}
+	set(c, Available, metav1.ConditionFalse, ReasonDataLost, "%s", msg)
+	set(c, conditions.Progressing, metav1.ConditionFalse, ReasonDataLost, "%s", msg)
+	set(c, conditions.Degraded, metav1.ConditionTrue, ReasonDataLost, "%s", msg)
+}
+
+func bootstrapping(c *etcdv1.EtcdCluster, names []string) {
+	if c.Status.Phase == "" {
+		c.Status.Phase = etcdv1.PhaseCreating
+	}
+	c.Status.Size = len(names)
+	if len(c.Status.Members.Ready) == 0 {
+		c.Status.Members.Unready = names
+	}
+	if !conditions.IsTrue(c.Status.Conditions, Available) {
+		set(c, Available, metav1.ConditionFalse, ReasonBootstrap, "the first %d members are starting", len(names))
+	}
+	set(c, conditions.Progressing, metav1.ConditionTrue, ReasonBootstrap, "starting a new cluster of %s", strings.Join(names, ", "))
+}
+
+// unreachable reports that no member answered. Before the cluster first
+// served, that is its members starting; afterwards, an outage.
+func unreachable(c *etcdv1.EtcdCluster, obs observed, err error) {
+	names := obs.names(c.Name)
+	c.Status.Size = len(names)
+	c.Status.Members = etcdv1.MembersStatus{Unready: names}
+	if !everAvailable(c) {
+		c.Status.Phase = etcdv1.PhaseCreating
+		set(c, Available, metav1.ConditionFalse, ReasonBootstrap, "waiting for the first members to start and elect a leader: %v", err)
+		return
+	}
+	c.Status.Reason = fmt.Sprintf("no member answers: %v", err)
+	set(c, Available, metav1.ConditionFalse, ReasonUnreachable, "no member answers: %v", err)
+	set(c, conditions.Degraded, metav1.ConditionTrue, ReasonUnreachable,
+		"no member answers; pods of members whose volume is kept are recreated: %v", err)
+}
+
+// report writes what etcd said and what the operator does next.
+func report(c *etcdv1.EtcdCluster, members []membership.Member, obs observed, step membership.Step) {
+	c.Status.Size = len(members)
+	var ready, unready []string
+	for _, m := range members {
+		if m.Healthy {
+			ready = append(ready, m.Name)
+		} else {
+			unready = append(unready, m.String())
+		}
+	}
+	sortByOrdinal(c.Name, ready)
+	sortByOrdinal(c.Name, unready)
+	c.Status.Members = etcdv1.MembersStatus{Ready: ready, Unready: unready}
+	c.Status.CurrentVersion, c.Status.TargetVersion = versions(c, obs)
+
+	v := membership.Availability(members)
+	even := ""
+	if c.Spec.Size%2 == 0 {
+		even = fmt.Sprintf("; size %d tolerates no more failures than size %d: odd sizes are advised", c.Spec.Size, c.Spec.Size-1)
+	}
+	if v.Available() {
+		c.Status.Phase = etcdv1.PhaseRunning
+		set(c, Available, metav1.ConditionTrue, ReasonQuorum, "%s%s", v, even)
+	} else {
+		set(c, Available, metav1.ConditionFalse, string(membership.QuorumLost), "%s", v)
+	}
+
+	c.Status.Reason = ""
+	switch step.Action {
+	case membership.None:
+		set(c, conditions.Progressing, metav1.ConditionFalse, ReasonReconciled, "%s", step.Reason)
+	case membership.Blocked:
+		c.Status.Reason = step.Reason
+		if step.Cause == membership.QuorumLost && everAvailable(c) {
+			c.Status.Phase = etcdv1.PhaseFailed
+		}
+		set(c, conditions.Progressing, metav1.ConditionFalse, string(step.Cause), "%s", step.Reason)
+	case membership.Wait:
+		c.Status.Reason = step.Reason
+		set(c, conditions.Progressing, metav1.ConditionTrue, string(step.Cause), "%s", step.Reason)
+	default:
+		set(c, conditions.Progressing, metav1.ConditionTrue, string(step.Action), "%s: %s", step, step.Reason)
+	}
+
+	switch {
+	case step.Action == membership.Blocked:
+		set(c, conditions.Degraded, metav1.ConditionTrue, string(step.Cause), "%s", step.Reason)
+	case len(unready) > 0:
+		set(c, conditions.Degraded, metav1.ConditionTrue, ReasonMemberFailed, "%s not healthy", strings.Join(unready, ", "))
+	default:
+		set(c, conditions.Degraded, metav1.ConditionFalse, ReasonHealthy, "every member is healthy")
+	}
+}
+
+func rolling(c *etcdv1.EtcdCluster, member string, left int) {
+	set(c, conditions.Progressing, metav1.ConditionTrue, ReasonRolling,
+		"moving to version %s one member at a time: %s restarts, %d to go", c.Spec.Version, member, left-1)
+}
+
+// versions reads the version the member pods run off their image tags:
+// current is the one every pod runs, or the oldest while a roll is under
+// way, and target the version the roll moves to.
+func versions(c *etcdv1.EtcdCluster, obs observed) (current, target string) {
+	want := strings.TrimPrefix(c.Spec.Version, "v")
+	var others []string
+	for _, p := range obs.pods {
+		img := p.Spec.Containers[0].Image
+		v := strings.TrimPrefix(img[strings.LastIndex(img, ":")+1:], "v")
+		if v != want && !slices.Contains(others, v) {
+			others = append(others, v)
+		}
+	}
+	if len(others) == 0 {
+		return want, ""
+	}
+	slices.Sort(others)
+	return others[0], want
+}
