@@ -8,6 +8,7 @@ go 1.26.0
 require (
 	github.com/operator-workshops/workshop/operators/common v0.0.0
 	github.com/operator-workshops/workshop/operators/database v0.0.0
+	github.com/operator-workshops/workshop/operators/etcd-cluster v0.0.0
 	github.com/operator-workshops/workshop/operators/gordon v0.0.0
 	github.com/operator-workshops/workshop/operators/mysql-backup v0.0.0
 	k8s.io/api v0.37.1
@@ -24,7 +25,7 @@ require (
 	github.com/evanphx/json-patch/v5 v5.9.11 // indirect
 	github.com/fsnotify/fsnotify v1.9.0 // indirect
 	github.com/fxamacker/cbor/v2 v2.9.1 // indirect
-	github.com/go-logr/logr v1.4.3 // indirect
+	github.com/go-logr/logr v1.4.4 // indirect
 	github.com/go-logr/zapr v1.3.0 // indirect
 	github.com/go-openapi/jsonpointer v1.0.0 // indirect
 	github.com/go-openapi/jsonreference v1.0.0 // indirect
@@ -56,18 +57,18 @@ require (
 	github.com/spf13/pflag v1.0.10 // indirect
 	github.com/vladimirvivien/gexe v0.5.0 // indirect
 	github.com/x448/float16 v0.8.4 // indirect
-	go.opentelemetry.io/otel v1.44.0 // indirect
-	go.opentelemetry.io/otel/trace v1.44.0 // indirect
+	go.opentelemetry.io/otel v1.45.0 // indirect
+	go.opentelemetry.io/otel/trace v1.45.0 // indirect
 	go.uber.org/multierr v1.11.0 // indirect
 	go.uber.org/zap v1.27.1 // indirect
 	go.yaml.in/yaml/v2 v2.4.4 // indirect
 	go.yaml.in/yaml/v3 v3.0.4 // indirect
-	golang.org/x/net v0.57.0 // indirect
+	golang.org/x/net v0.61.0 // indirect
 	golang.org/x/oauth2 v0.36.0 // indirect
-	golang.org/x/sync v0.22.0 // indirect
-	golang.org/x/sys v0.47.0 // indirect
-	golang.org/x/term v0.45.0 // indirect
-	golang.org/x/text v0.40.0 // indirect
+	golang.org/x/sync v0.24.0 // indirect
+	golang.org/x/sys v0.49.0 // indirect
+	golang.org/x/term v0.47.0 // indirect
+	golang.org/x/text v0.43.0 // indirect
 	golang.org/x/time v0.15.0 // indirect
 	gomodules.xyz/jsonpatch/v2 v2.4.0 // indirect
 	google.golang.org/protobuf v1.36.12-0.20260120151049-f2248ac996af // indirect
@@ -92,6 +93,7 @@ require (
 replace (
 	github.com/operator-workshops/workshop/operators/common => ../operators/common
 	github.com/operator-workshops/workshop/operators/database => ../operators/database
+	github.com/operator-workshops/workshop/operators/etcd-cluster => ../operators/etcd-cluster
 	github.com/operator-workshops/workshop/operators/gordon => ../operators/gordon
 	github.com/operator-workshops/workshop/operators/mysql-backup => ../operators/mysql-backup
 )

@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/e2e-framework/pkg/envconf"
 
 	dbv1 "github.com/operator-workshops/workshop/operators/database/api/v1"
+	etcdv1 "github.com/operator-workshops/workshop/operators/etcd-cluster/api/v1beta2"
 	gordonv1 "github.com/operator-workshops/workshop/operators/gordon/api/v1"
 	mysqlv1 "github.com/operator-workshops/workshop/operators/mysql-backup/api/v1"
 )
@@ -34,7 +35,7 @@ func client(t *testing.T, cfg *envconf.Config) *resources.Resources {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, add := range []func(*runtime.Scheme) error{dbv1.AddToScheme, gordonv1.AddToScheme, mysqlv1.AddToScheme} {
+	for _, add := range []func(*runtime.Scheme) error{dbv1.AddToScheme, etcdv1.AddToScheme, gordonv1.AddToScheme, mysqlv1.AddToScheme} {
 		if err := add(r.GetScheme()); err != nil {
 			t.Fatal(err)
 		}

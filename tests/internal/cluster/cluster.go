@@ -146,6 +146,12 @@ func (s *Suite) Setup(operators ...string) env.Func {
 // process started with the README's `go run` command, in a process group of
 // its own so that stopping it stops the compiled child too.
 func (s *Suite) startOperator(ctx context.Context, op string, args ...string) error {
+	return s.startInstance(ctx, op, op, args...)
+}
+
+// startInstance runs operator op under name, so that one operator can run
+// twice with different flags (the etcd operator namespaced and cluster-wide).
+func (s *Suite) startInstance(ctx context.Context, name, op string, args ...string) error {
 	if s.Provider == Kind {
 		_, err := s.Run(ctx, "scripts/kind.sh", "deploy", s.name, op)
 		return err
@@ -155,7 +161,7 @@ func (s *Suite) startOperator(ctx context.Context, op string, args ...string) er
 		return err
 	}
 	// Appending keeps the log of a run before a restart.
-	log, err := os.OpenFile(filepath.Join(logs, "e2e-"+op+".log"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	log, err := os.OpenFile(filepath.Join(logs, "e2e-"+name+".log"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
 	if err != nil {
 		return err
 	}
@@ -166,7 +172,7 @@ func (s *Suite) startOperator(ctx context.Context, op string, args ...string) er
 	if err := StartGroup(cmd); err != nil {
 		return fmt.Errorf("starting the %s operator: %w", op, err)
 	}
-	s.procs[op] = cmd
+	s.procs[name] = cmd
 	return nil
 }
 
@@ -196,6 +202,16 @@ func (s *Suite) StartOperator(ctx context.Context, op string, args ...string) er
 		return nil
 	}
 	return s.startOperator(ctx, op, args...)
+}
+
+// StartInstance runs a second instance of operator op, named name (for
+// KillOperator and its log file), with flags args. Local clusters only: on
+// kind an operator runs as its manifests say.
+func (s *Suite) StartInstance(ctx context.Context, name, op string, args ...string) error {
+	if s.Provider == Kind {
+		return errors.New("StartInstance runs operators as local processes; on kind deploy a manifest instead")
+	}
+	return s.startInstance(ctx, name, op, args...)
 }
 
 // Finish stops the operators and, unless E2E_KEEP_CLUSTER=1, the cluster.
