@@ -53,11 +53,24 @@ done
 step "samples"
 for s in "${samples[@]}"; do kubectl apply -f "$s"; done
 
+# real_node reports whether a node is not one of kwok's fake ones: pods
+# really run there.
+real_node() {
+	kubectl get nodes -o jsonpath='{range .items[*]}{.metadata.annotations.kwok\.x-k8s\.io/node}{"\n"}{end}' |
+		grep -qv '^fake$'
+}
+
 step "waiting for every sample to be Ready"
 start=$SECONDS
 for s in "${samples[@]}"; do
 	# Every custom resource reports Ready; the Secrets beside them do not.
 	for obj in $(kubectl get -f "$s" -o name | grep -v '^secret/'); do
+		# An etcd member is an etcd process: on fake nodes its pod exists but
+		# nothing runs it, so the cluster cannot become Ready.
+		if [[ $obj == etcdcluster* ]] && ! real_node; then
+			echo "  $obj: not waited for: its members need a real node, and this cluster has fake nodes only"
+			continue
+		fi
 		until kubectl wait --for=condition=Ready --timeout=5s "$obj" >/dev/null 2>&1; do
 			if [ $((SECONDS - start)) -ge 180 ]; then
 				echo "$obj is not Ready after 180s; its status and the operator logs say why:" >&2

@@ -21,7 +21,7 @@ import (
 
 const (
 	etcdSample            = "operators/etcd-cluster/config/samples/example-etcd-cluster.yaml"
-	etcdClusterWideSample = "operators/etcd-cluster/config/samples/clusterwide-etcd-cluster.yaml"
+	etcdClusterWideSample = "labs/etcd/clusterwide-etcd-cluster.yaml"
 	etcdName              = "example-etcd-cluster"
 )
 

@@ -246,3 +246,26 @@ func TestMySQLSection(t *testing.T) {
 		t.Errorf("kubectl get jobs should show backup-mysql-instance-job 1/1")
 	}
 }
+
+// The README's etcd-cluster section: the workshop's manifest makes three
+// member pods with the workshop's labels. Without a real node they do not run
+// etcd, and the cluster says so by staying in phase Creating.
+func TestEtcdSection(t *testing.T) {
+	r := newReader(t)
+	r.run("make cluster-up")
+	r.run("kubectl apply -f crds/")
+	r.goRun("go run ./operators/etcd-cluster/cmd")
+
+	r.run("kubectl apply -f operators/etcd-cluster/config/samples/example-etcd-cluster.yaml")
+	r.runUnshown("kubectl wait --for=jsonpath='{.status.size}'=3 etcdcluster/example-etcd-cluster --timeout=120s")
+	if out := r.run("kubectl get etcdclusters"); !containsRow(out, "example-etcd-cluster", "3", "3.2.13", "Creating") {
+		t.Errorf("kubectl get etcdclusters should show example-etcd-cluster of size 3, version 3.2.13, Creating")
+	}
+	out := r.run("kubectl get po -l etcd_cluster=example-etcd-cluster")
+	for i := range 3 {
+		if !strings.Contains(out, fmt.Sprintf("example-etcd-cluster-%d ", i)) {
+			t.Errorf("kubectl get po should list example-etcd-cluster-%d", i)
+		}
+	}
+	r.runUnshown("kubectl delete -f operators/etcd-cluster/config/samples/example-etcd-cluster.yaml")
+}

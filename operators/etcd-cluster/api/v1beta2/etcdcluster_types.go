@@ -147,8 +147,9 @@ type ClusterStatus struct {
 	// +optional
 	TargetVersion string `json:"targetVersion,omitempty"`
 
-	// conditions: Available (a quorum of members is healthy), Progressing
-	// (a membership or version change is under way) and Degraded.
+	// conditions: Ready (spec.size members, all healthy, on spec.version),
+	// Available (a quorum of members is healthy: the cluster serves),
+	// Progressing (a membership or version change is under way) and Degraded.
 	// +optional
 	// +listType=map
 	// +listMapKey=type
@@ -163,6 +164,7 @@ type ClusterStatus struct {
 // +kubebuilder:printcolumn:name="Size",type=integer,JSONPath=`.spec.size`
 // +kubebuilder:printcolumn:name="Version",type=string,JSONPath=`.spec.version`
 // +kubebuilder:printcolumn:name="Phase",type=string,JSONPath=`.status.phase`
+// +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
 // +kubebuilder:printcolumn:name="Available",type=string,JSONPath=`.status.conditions[?(@.type=="Available")].status`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 type EtcdCluster struct {

@@ -76,8 +76,8 @@ func waitHealthy(t *testing.T, c *etcdv1.EtcdCluster, n int) *etcdv1.EtcdCluster
 			return fmt.Errorf("status of generation %d, spec is %d", st.ObservedGeneration, got.Generation)
 		case len(st.Members.Ready) != n || len(st.Members.Unready) != 0:
 			return fmt.Errorf("members %+v", st.Members)
-		case !conditions.IsTrue(st.Conditions, Available):
-			return fmt.Errorf("not Available: %+v", st.Conditions)
+		case !conditions.IsTrue(st.Conditions, Available) || !conditions.IsTrue(st.Conditions, conditions.Ready):
+			return fmt.Errorf("not Available and Ready: %+v", st.Conditions)
 		case conditions.IsTrue(st.Conditions, conditions.Progressing):
 			return fmt.Errorf("still Progressing: %+v", st.Conditions)
 		}

@@ -54,6 +54,7 @@ func lost(c *etcdv1.EtcdCluster) {
 	c.Status.Phase, c.Status.Reason = etcdv1.PhaseFailed, msg
 	c.Status.Size, c.Status.Members = 0, etcdv1.MembersStatus{}
 	set(c, Available, metav1.ConditionFalse, ReasonDataLost, "%s", msg)
+	set(c, conditions.Ready, metav1.ConditionFalse, ReasonDataLost, "%s", msg)
 	set(c, conditions.Progressing, metav1.ConditionFalse, ReasonDataLost, "%s", msg)
 	set(c, conditions.Degraded, metav1.ConditionTrue, ReasonDataLost, "%s", msg)
 }
@@ -70,6 +71,7 @@ func bootstrapping(c *etcdv1.EtcdCluster, names []string) {
 		set(c, Available, metav1.ConditionFalse, ReasonBootstrap, "the first %d members are starting", len(names))
 	}
 	set(c, conditions.Progressing, metav1.ConditionTrue, ReasonBootstrap, "starting a new cluster of %s", strings.Join(names, ", "))
+	set(c, conditions.Ready, metav1.ConditionFalse, ReasonBootstrap, "starting a new cluster of %s", strings.Join(names, ", "))
 }
 
 // unreachable reports that no member answered. Before the cluster first
@@ -78,6 +80,7 @@ func unreachable(c *etcdv1.EtcdCluster, obs observed, err error) {
 	names := obs.names(c.Name)
 	c.Status.Size = len(names)
 	c.Status.Members = etcdv1.MembersStatus{Unready: names}
+	set(c, conditions.Ready, metav1.ConditionFalse, ReasonUnreachable, "no member answers: %v", err)
 	if !everAvailable(c) {
 		c.Status.Phase = etcdv1.PhaseCreating
 		set(c, Available, metav1.ConditionFalse, ReasonBootstrap, "waiting for the first members to start and elect a leader: %v", err)
@@ -134,6 +137,12 @@ func report(c *etcdv1.EtcdCluster, members []membership.Member, obs observed, st
 		set(c, conditions.Progressing, metav1.ConditionTrue, string(step.Action), "%s: %s", step, step.Reason)
 	}
 
+	if step.Action == membership.None && len(unready) == 0 && c.Status.TargetVersion == "" {
+		set(c, conditions.Ready, metav1.ConditionTrue, ReasonHealthy, "%d members, all healthy, running etcd %s", len(members), c.Status.CurrentVersion)
+	} else {
+		set(c, conditions.Ready, metav1.ConditionFalse, notReadyReason(step), "%s", step.Reason)
+	}
+
 	switch {
 	case step.Action == membership.Blocked:
 		set(c, conditions.Degraded, metav1.ConditionTrue, string(step.Cause), "%s", step.Reason)
@@ -144,7 +153,19 @@ func report(c *etcdv1.EtcdCluster, members []membership.Member, obs observed, st
 	}
 }
 
+// notReadyReason is the reason of Ready=False for a step.
+func notReadyReason(step membership.Step) string {
+	switch step.Action {
+	case membership.Wait, membership.Blocked:
+		return string(step.Cause)
+	case membership.None:
+		return ReasonRolling
+	}
+	return string(step.Action)
+}
+
 func rolling(c *etcdv1.EtcdCluster, member string, left int) {
+	set(c, conditions.Ready, metav1.ConditionFalse, ReasonRolling, "moving to version %s", c.Spec.Version)
 	set(c, conditions.Progressing, metav1.ConditionTrue, ReasonRolling,
 		"moving to version %s one member at a time: %s restarts, %d to go", c.Spec.Version, member, left-1)
 }
