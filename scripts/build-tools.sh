@@ -1,15 +1,15 @@
 #!/usr/bin/env bash
 # Builds, from Go modules only, every binary the project runs: the Kubernetes
-# control plane and kubectl, the real node's kubelet and kube-proxy, etcd,
+# control plane and kubectl, the real node's kubelet, kube-proxy and CoreDNS, etcd,
 # kwok/kwokctl, controller-gen and golangci-lint. Versions live in
 # scripts/tools/<name>/go.mod, checksums in the go.sum beside it. A tool is
 # rebuilt only when its module files or its build flags change, so second runs
 # take well under a second.
 #
-# usage: scripts/build-tools.sh [kubernetes|kubernetes-node|etcd|kwok|controller-gen|golangci-lint|kind|ko]...
-# With no argument it builds all but kubernetes-node, which only the local
-# cluster's real node needs (scripts/node.sh builds it), and kind and ko, which
-# only kind users need.
+# usage: scripts/build-tools.sh [kubernetes|kubernetes-node|coredns|etcd|kwok|controller-gen|golangci-lint|kind|ko]...
+# With no argument it builds all but kubernetes-node and coredns, which only
+# the local cluster's real node needs (scripts/node.sh builds them), and kind
+# and ko, which only kind users need.
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -23,6 +23,7 @@ binaries() {
 	kubernetes-node) echo kubelet kube-proxy ;;
 	etcd) echo etcd etcdctl ;;
 	kwok) echo kwok kwokctl ;;
+	coredns) echo coredns ;;
 	controller-gen) echo controller-gen ;;
 	golangci-lint) echo golangci-lint ;;
 	kind) echo kind ;;

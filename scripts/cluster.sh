@@ -47,8 +47,42 @@ write_kubeconfig() {
 	kctl get kubeconfig >"$tmp" && mv "$tmp" "$own_kubeconfig"
 }
 
+# Service addresses are kind's (10.96.0.0/16, DNS at 10.96.0.10), so they are
+# told apart from kwok's fake pod addresses (10.0.0.0/16); scripts/node.sh
+# reads them back from the cluster.
+service_cidr=10.96.0.0/16
+service_ip=10.96.0.1
+
+# kwok_config is the configuration every cluster is created with, so that a
+# real node (scripts/node.sh) can join it at any time:
+#   - kwok manages the fake nodes only (those annotated kwok.x-k8s.io/node=fake,
+#     as `kwokctl scale node` makes them), and leaves the real node alone;
+#   - the API server reaches kubelets at their InternalIP (the real node's
+#     name resolves nowhere) with the admin certificate, for logs and exec;
+#   - its certificate is valid for the kubernetes Service's address, which
+#     pods connect to.
+kwok_config() {
+	cat <<EOF
+apiVersion: config.kwok.x-k8s.io/v1alpha1
+kind: KwokctlConfiguration
+options:
+  kubeApiserverCertSANs: ["$service_ip"]
+componentsPatches:
+- name: kube-apiserver
+  extraArgs:
+  - {key: service-cluster-ip-range, value: "$service_cidr"}
+  - {key: kubelet-preferred-address-types, value: "InternalIP,Hostname"}
+  - {key: kubelet-client-certificate, value: "$dir/pki/admin.crt"}
+  - {key: kubelet-client-key, value: "$dir/pki/admin.key"}
+- name: kwok-controller
+  extraArgs:
+  - {key: manage-all-nodes, value: "false", override: true}
+  - {key: manage-nodes-with-annotation-selector, value: "kwok.x-k8s.io/node=fake"}
+EOF
+}
+
 create() {
-	local version
+	local version config
 	version=$(cd "$root/scripts/tools/kubernetes" && GOWORK=off go list -m -f '{{.Version}}' k8s.io/kubernetes)
 	# Every binary is given, and KWOK_KUBE_VERSION matches them, so kwokctl
 	# downloads nothing; kubectl it finds on PATH.
@@ -58,14 +92,19 @@ create() {
 	mkdir -p "$(dirname "$dir")"
 	exec 9>"$(dirname "$dir")/.create.lock"
 	flock 9
-	KWOK_KUBE_VERSION=$version kctl create cluster --runtime binary \
+	# kwokctl copies the configuration into the cluster's kwok.yaml, which
+	# `kwokctl start cluster` reads again.
+	config=$(mktemp)
+	kwok_config >"$config"
+	KWOK_KUBE_VERSION=$version kctl --config "$config" create cluster --runtime binary \
 		--kube-apiserver-binary "$bin/kube-apiserver" \
 		--kube-controller-manager-binary "$bin/kube-controller-manager" \
 		--kube-scheduler-binary "$bin/kube-scheduler" \
 		--etcd-binary "$bin/etcd" \
 		--kwok-controller-binary "$bin/kwok" \
 		--kubeconfig "$user_kubeconfig" \
-		--timeout 5m
+		--timeout 5m || { rm -f "$config"; return 1; }
+	rm -f "$config"
 }
 
 # poll SECONDS COMMAND...: runs COMMAND every half second until it succeeds;
