@@ -1,16 +1,23 @@
 #!/usr/bin/env bash
-# Runs the workshop's local cluster with no container runtime and no download:
-# a real control plane (etcd, kube-apiserver, kube-controller-manager,
-# kube-scheduler, built from source by build-tools.sh) whose nodes and pods are
-# simulated by kwok, plus scripts/local-provisioner so PersistentVolumeClaims
-# bind. Learners with Docker use scripts/kind.sh instead; the tests run on both.
+# Runs the workshop's local cluster with no download: a real control plane
+# (etcd, kube-apiserver, kube-controller-manager, kube-scheduler, built from
+# source by build-tools.sh) with two kinds of node: fake nodes, whose pods kwok
+# simulates, and, when this machine can run containers, a real node
+# (scripts/node.sh) whose pods really run. scripts/local-provisioner makes
+# PersistentVolumeClaims bind on both. Learners with Docker use scripts/kind.sh
+# instead; the tests run on both.
 #
 # usage: scripts/cluster.sh up|down|kubeconfig [NAME]
 #   up          create, start or reuse cluster NAME, make kwok-NAME kubectl's
-#               current context, wait for its nodes and default ServiceAccount
-#   down        delete cluster NAME and stop its provisioner (no error if absent)
+#               current context, add the real node, wait for the nodes and
+#               the default ServiceAccount
+#   down        delete cluster NAME, its real node and its provisioner (no
+#               error if absent)
 #   kubeconfig  print the path of a kubeconfig file for NAME alone
 # NAME defaults to $CLUSTER_NAME, else "workshop"; $CLUSTER_NODES fake nodes (1).
+# $CLUSTER_REAL_NODE: auto (the default) adds the real node when the machine
+# can run containers and no other cluster holds it, else says why and goes on
+# with fake nodes only; required fails instead; off never adds it.
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -20,6 +27,7 @@ export PATH="$bin:$PATH"
 cmd=${1:-}
 name=${2:-${CLUSTER_NAME:-workshop}}
 nodes=${CLUSTER_NODES:-1}
+real_node=${CLUSTER_REAL_NODE:-auto}
 context=kwok-$name
 # kwokctl keeps each cluster's files, pids and logs here; so do we.
 dir=${KWOK_WORKDIR:-$HOME/.kwok}/clusters/$name
@@ -173,7 +181,7 @@ build_provisioner() {
 # start_provisioner runs it in a session of its own, so it outlives this script
 # and its terminal, as kwokctl's own components do.
 start_provisioner() {
-	setsid nohup "$bin/local-provisioner" --kubeconfig "$own_kubeconfig" \
+	setsid nohup "$bin/local-provisioner" --kubeconfig "$own_kubeconfig" --volume-dir "$dir/volumes" \
 		</dev/null >>"$dir/local-provisioner.log" 2>&1 &
 	echo $! >"$pidfile"
 	say "started provisioner (pid $!, log $dir/local-provisioner.log)"
@@ -212,11 +220,33 @@ up() {
 		say "scaled to $nodes fake node(s)"
 	fi
 	provisioner_running || start_provisioner
+	add_real_node
 
 	wait_until "nodes Ready" 120 "${k[@]}" wait --for=condition=Ready node --all --timeout=2s
 	wait_until "ServiceAccount default/default exists" 120 "${k[@]}" get serviceaccount default -n default
 	wait_until "StorageClass standard exists" 60 "${k[@]}" get storageclass standard
 	say "$did $name in $((SECONDS - start))s; kubectl context $context, kubeconfig $own_kubeconfig"
+}
+
+# add_real_node runs scripts/node.sh as $CLUSTER_REAL_NODE says. node.sh
+# exits 3 when the machine cannot run containers and 4 when another cluster
+# holds the node; it says why.
+add_real_node() {
+	local status=0
+	case $real_node in
+	off) return 0 ;;
+	auto | required) ;;
+	*) die "CLUSTER_REAL_NODE=$real_node: want auto, required or off" ;;
+	esac
+	"$root/scripts/node.sh" up "$name" || status=$?
+	case $status in
+	0) ;;
+	3 | 4)
+		[ "$real_node" = auto ] || die "CLUSTER_REAL_NODE=required, but the real node cannot join $name (see above)"
+		say "no real node: cluster $name has fake nodes only, whose pods do not really run"
+		;;
+	*) die "scripts/node.sh up $name failed (status $status); its logs are in $dir/real-node" ;;
+	esac
 }
 
 # unset_context removes what set_context wrote, as kind does on delete;
@@ -233,6 +263,8 @@ unset_context() {
 }
 
 down() {
+	# Before the apiserver goes: the node drains its pods through it.
+	"$root/scripts/node.sh" down "$name"
 	stop_provisioner
 	if exists; then
 		kctl delete cluster --kubeconfig "$user_kubeconfig"

@@ -63,8 +63,10 @@ programs() {
 toolbox_packages=bash,ca-certificates,curl,dnsutils,iproute2,iputils-ping,jq,netcat-openbsd,procps
 mysql_packages=mariadb-server,mariadb-client
 
-# slim removes from a root filesystem what a container never reads.
+# slim removes from a root filesystem what a container never reads, and opens
+# its top directory (mktemp made it 0700) to every user.
 slim() {
+	chmod 0755 "${1:?}"
 	rm -rf "${1:?}"/var/cache/apt/archives/*.deb "${1:?}"/var/lib/apt/lists/* \
 		"${1:?}"/usr/share/doc/* "${1:?}"/usr/share/man/* "${1:?}"/usr/share/info/* \
 		"${1:?}"/var/log/*.log "${1:?}"/var/log/apt/* "${1:?}"/dev/*
@@ -88,6 +90,13 @@ mysql_fixup() {
 	chmod 0775 "$r/run/mysqld" "$r/var/lib/mysql"
 }
 
+# unmount_under DIR unmounts what a failed debootstrap left mounted in DIR
+# (/proc, /sys), so that removing DIR cannot reach the machine's own.
+unmount_under() {
+	local m
+	while read -r m; do umount -l "$m" || true; done < <(awk -v d="$1/" 'index($2, d) == 1 { print $2 }' /proc/mounts | sort -r)
+}
+
 # rootfs NAME PACKAGES [FIXUP] prints the path of a root filesystem tarball
 # with PACKAGES installed, made by debootstrap once per package list.
 rootfs() {
@@ -103,6 +112,7 @@ rootfs() {
 		dir=$(mktemp -d "$cache/rootfs/$name.XXXXXX")
 		if ! debootstrap --variant=minbase --include="$packages" "$suite" "$dir" "$mirror" >"$dir.log" 2>&1; then
 			tail -n 20 "$dir.log" >&2
+			unmount_under "$dir"
 			rm -rf "$dir"
 			die "debootstrap $name failed (log above; full log $dir.log)"
 		fi
