@@ -24,11 +24,12 @@
 # filesystems are cached by package list; delete the cache directory to
 # refresh them from the mirror.
 #
-# usage: scripts/images.sh build|import ADDRESS|list|pause-image
+# usage: scripts/images.sh build|import ADDRESS|list|tags|pause-image
 #   build        build the archives that are missing or stale
 #   import ADDR  build, then import into the containerd at socket ADDR the
 #                archives it does not have yet
-#   list         print the archive of each image
+#   list         print each image's archive and names
+#   tags         print every image name, one a line
 #   pause-image  print the sandbox image's name
 # $WORKSHOP_IMAGES_CACHE is the cache (~/.cache/workshop-images); $DEBIAN_MIRROR
 # the mirror (http://deb.debian.org/debian).
@@ -158,31 +159,30 @@ recipe() {
 	case $1 in
 	pause)
 		stage "$stage_dir" pause="$b/pause":0755
-		args=(--tag "$pause_image" --entrypoint /pause)
+		args=(--entrypoint /pause)
 		inputs=("$b/pause")
 		;;
 	coredns)
 		"$root/scripts/build-tools.sh" coredns
 		stage "$stage_dir" coredns="$bin/coredns":0755
-		args=(--tag registry.k8s.io/coredns/coredns:v1.13.1 --entrypoint /coredns --expose 53/udp --expose 53/tcp)
+		args=(--entrypoint /coredns --expose 53/udp --expose 53/tcp)
 		inputs=("$bin/coredns")
 		;;
 	gordon)
 		stage "$stage_dir" gordon="$b/gordon":0755
-		args=(--tag prgcont/gordon:v1.0 --entrypoint /gordon)
+		args=(--entrypoint /gordon)
 		inputs=("$b/gordon")
 		;;
 	toolbox)
 		layers=("$(rootfs toolbox "$toolbox_packages")")
-		args=(--tag workshop.local/toolbox:bookworm --cmd bash)
+		args=(--cmd bash)
 		;;
 	etcd)
 		"$root/scripts/build-tools.sh" etcd
 		layers=("$(rootfs toolbox "$toolbox_packages")")
 		stage "$stage_dir" usr/local/bin/etcd="$bin/etcd":0755 usr/local/bin/etcdctl="$bin/etcdctl":0755 \
 			var/etcd=:1777 var/lib/etcd=:1777
-		args=(--tag docker.io/prgcont/etcd:v3.2.13 --tag quay.io/coreos/etcd:v3.2.13
-			--cmd /usr/local/bin/etcd --expose 2379/tcp --expose 2380/tcp)
+		args=(--cmd /usr/local/bin/etcd --expose 2379/tcp --expose 2380/tcp)
 		inputs=("$bin/etcd" "$bin/etcdctl")
 		;;
 	mysql)
@@ -190,14 +190,28 @@ recipe() {
 		stage "$stage_dir" usr/local/bin/docker-entrypoint.sh="$src/mysql/docker-entrypoint.sh":0755 \
 			etc/mysql/mariadb.conf.d/90-workshop.cnf="$src/mysql/workshop.cnf":0644 \
 			docker-entrypoint-initdb.d=:0755
-		args=(--tag mysql:5.7 --tag mysql:8.0 --entrypoint docker-entrypoint.sh --cmd mariadbd
-			--expose 3306/tcp --env "MARIADB_STANDIN=$suite")
+		args=(--entrypoint docker-entrypoint.sh --cmd mariadbd --expose 3306/tcp)
 		inputs=("$src/mysql/docker-entrypoint.sh" "$src/mysql/workshop.cnf")
 		;;
 	*) die "unknown image $1 (images: ${images[*]})" ;;
 	esac
 	[ ! -d "$stage_dir" ] || layers+=("$stage_dir")
 	inputs+=("$cache/bin/mkimage")
+	local t
+	for t in $(tags "$1"); do args+=(--tag "$t"); done
+}
+
+# tags NAME prints the names image NAME is tagged with: those the workshop's
+# manifests use.
+tags() {
+	case $1 in
+	pause) echo "$pause_image" ;;
+	coredns) echo registry.k8s.io/coredns/coredns:v1.13.1 ;;
+	gordon) echo prgcont/gordon:v1.0 ;;
+	toolbox) echo workshop.local/toolbox:bookworm ;;
+	etcd) echo docker.io/prgcont/etcd:v3.2.13 quay.io/coreos/etcd:v3.2.13 ;;
+	mysql) echo mysql:5.7 mysql:8.0 ;;
+	esac
 }
 
 # build_image NAME writes $cache/archives/NAME.tar unless its stamp matches
@@ -242,7 +256,8 @@ import_all() {
 	for name in "${images[@]}"; do
 		want=$(build_image "$name")
 		recipe "$name"
-		first=${args[1]} # the first --tag
+		first=$(tags "$name")
+		first=${first%% *}
 		if [ "$(cat "$state/$name" 2>/dev/null)" = "$want" ] &&
 			"${c[@]}" images ls -q | grep -qxF "$(normalise "$first")"; then
 			continue
@@ -271,7 +286,10 @@ import)
 	import_all "$2" "${3:-$(dirname "$2")/imported}"
 	;;
 list)
-	for name in "${images[@]}"; do echo "$cache/archives/$name.tar"; done
+	for name in "${images[@]}"; do echo "$cache/archives/$name.tar $(tags "$name")"; done
+	;;
+tags)
+	for name in "${images[@]}"; do tags "$name"; done | tr ' ' '\n'
 	;;
 pause-image) echo "$pause_image" ;;
 *)

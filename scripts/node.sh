@@ -350,6 +350,70 @@ spec:
 EOF
 }
 
+# spellings prints the ways a pod may spell image name $1.
+spellings() {
+	local n=$1
+	echo "$n"
+	if [[ $n != */* ]]; then
+		echo "docker.io/library/$n" "docker.io/$n"
+		return 0
+	fi
+	case ${n%%/*} in
+	docker.io) echo "${n#docker.io/}" ;;
+	*.* | *:* | localhost) ;;
+	*) echo "docker.io/$n" ;;
+	esac
+}
+
+# placement_policy sends a pod to the fake nodes when one of its images has
+# no local stand-in (scripts/images.sh): mongo, an operator's own image, a
+# test's made-up one. The real node could not start it, and on a fake node it
+# is simulated, as on a cluster without a real node. It runs at admission, so
+# no manifest changes; a pod bound to a node by name is left alone.
+placement_policy() {
+	local list="" t s
+	for t in $("$root/scripts/images.sh" tags); do
+		for s in $(spellings "$t"); do list+="${list:+, }'$s'"; done
+	done
+	local has="c, c.image in [$list]"
+	cat <<EOF
+apiVersion: admissionregistration.k8s.io/v1
+kind: MutatingAdmissionPolicy
+metadata: {name: workshop-images-without-stand-in}
+spec:
+  failurePolicy: Ignore
+  reinvocationPolicy: Never
+  matchConstraints:
+    resourceRules:
+    - {apiGroups: [""], apiVersions: [v1], operations: [CREATE], resources: [pods]}
+  matchConditions:
+  - name: not-bound-yet
+    expression: "!has(object.spec.nodeName) || object.spec.nodeName == ''"
+  - name: an-image-without-stand-in
+    expression: >-
+      !object.spec.containers.all($has) ||
+      (has(object.spec.initContainers) && !object.spec.initContainers.all($has))
+  mutations:
+  - patchType: JSONPatch
+    jsonPatch:
+      expression: >-
+        (has(object.spec.nodeSelector)
+          ? [JSONPatch{op: "add", path: "/spec/nodeSelector/type", value: "kwok"}]
+          : [JSONPatch{op: "add", path: "/spec/nodeSelector", value: {"type": "kwok"}}]) +
+        (has(object.spec.tolerations)
+          ? [JSONPatch{op: "add", path: "/spec/tolerations/-",
+              value: Object.spec.tolerations{key: "$fake_taint", operator: "Exists", effect: "NoSchedule"}}]
+          : [JSONPatch{op: "add", path: "/spec/tolerations",
+              value: [Object.spec.tolerations{key: "$fake_taint", operator: "Exists", effect: "NoSchedule"}]}])
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: MutatingAdmissionPolicyBinding
+metadata: {name: workshop-images-without-stand-in}
+spec:
+  policyName: workshop-images-without-stand-in
+EOF
+}
+
 # routes keeps pod and service addresses on this machine (see the top). The
 # CNI bridge plugin takes the bridge as it finds it.
 routes() {
@@ -446,6 +510,7 @@ up() {
 	# Pods of unchanged manifests must land here: fake nodes take only pods
 	# that tolerate the taint (the scale tests do).
 	k taint nodes -l type=kwok "$fake_taint=true:NoSchedule" --overwrite >/dev/null
+	placement_policy | k apply -f - >/dev/null
 	coredns_manifest | k apply -f - >/dev/null
 	wait_until "cluster DNS ready at $dns_ip" 120 k -n kube-system rollout status deployment/coredns --timeout=2s
 	say "real node $node_name ($ip) joined cluster $name in $((SECONDS - start))s"
@@ -463,6 +528,8 @@ teardown() {
 		if alive "$pidfiles/kubelet.pid" kubelet; then
 			k delete pods -A --field-selector "spec.nodeName=$node_name" --grace-period=1 --timeout=60s >/dev/null 2>&1 || true
 		fi
+		k delete mutatingadmissionpolicybinding,mutatingadmissionpolicy workshop-images-without-stand-in \
+			--ignore-not-found >/dev/null 2>&1 || true
 		k taint nodes -l type=kwok "$fake_taint-" >/dev/null 2>&1 || true
 		k delete node "$node_name" --ignore-not-found >/dev/null 2>&1 || true
 	fi
