@@ -101,7 +101,9 @@ create() {
 	exec 9>"$(dirname "$dir")/.create.lock"
 	flock 9
 	# kwokctl copies the configuration into the cluster's kwok.yaml, which
-	# `kwokctl start cluster` reads again.
+	# `kwokctl start cluster` reads again. The lock's descriptor is closed
+	# for kwokctl: the components it starts would otherwise inherit it, and
+	# hold the lock, and block every other creation, as long as they run.
 	config=$(mktemp)
 	kwok_config >"$config"
 	KWOK_KUBE_VERSION=$version kctl --config "$config" create cluster --runtime binary \
@@ -111,7 +113,7 @@ create() {
 		--etcd-binary "$bin/etcd" \
 		--kwok-controller-binary "$bin/kwok" \
 		--kubeconfig "$user_kubeconfig" \
-		--timeout 5m || { rm -f "$config"; return 1; }
+		--timeout 5m 9>&- || { rm -f "$config"; return 1; }
 	rm -f "$config"
 }
 
@@ -182,7 +184,7 @@ build_provisioner() {
 # and its terminal, as kwokctl's own components do.
 start_provisioner() {
 	setsid nohup "$bin/local-provisioner" --kubeconfig "$own_kubeconfig" --volume-dir "$dir/volumes" \
-		</dev/null >>"$dir/local-provisioner.log" 2>&1 &
+		</dev/null >>"$dir/local-provisioner.log" 2>&1 9>&- &
 	echo $! >"$pidfile"
 	say "started provisioner (pid $!, log $dir/local-provisioner.log)"
 }

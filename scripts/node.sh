@@ -109,11 +109,12 @@ stop() {
 }
 
 # start NAME LOG COMMAND...: runs COMMAND in a session of its own, so it
-# outlives this script, as kwokctl's components do.
+# outlives this script, as kwokctl's components do. It must not inherit the
+# locks' descriptors (8 here, 9 in cluster.sh): it would hold them forever.
 start() {
 	local what=$1 log=$2
 	shift 2
-	setsid nohup "$@" </dev/null >>"$log" 2>&1 &
+	setsid nohup "$@" </dev/null >>"$log" 2>&1 8>&- 9>&- &
 	echo $! >"$pidfiles/$what.pid"
 	say "started $what (pid $!, log $log)"
 }
@@ -582,6 +583,15 @@ cleanup_machine() {
 			echo COMMIT
 		} | iptables-restore --noflush || say "could not remove every CNI rule: see iptables-save -t nat"
 	fi
+	# The kubelet's own chains (kube-proxy --cleanup removed kube-proxy's).
+	local table
+	while iptables -D INPUT -j KUBE-FIREWALL 2>/dev/null; do :; done
+	while iptables -D OUTPUT -j KUBE-FIREWALL 2>/dev/null; do :; done
+	for table in filter nat mangle; do
+		for chain in KUBE-FIREWALL KUBE-KUBELET-CANARY KUBE-IPTABLES-HINT; do
+			if iptables -t "$table" -F "$chain" 2>/dev/null; then iptables -t "$table" -X "$chain" 2>/dev/null || true; fi
+		done
+	done
 	ip link delete "$bridge" 2>/dev/null || true # its routes go with it
 }
 
