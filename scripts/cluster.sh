@@ -266,7 +266,7 @@ unset_context() {
 
 down() {
 	# Before the apiserver goes: the node drains its pods through it.
-	"$root/scripts/node.sh" down "$name"
+	"$root/scripts/node.sh" down "$name" || say "scripts/node.sh down $name failed: see above"
 	stop_provisioner
 	if exists; then
 		kctl delete cluster --kubeconfig "$user_kubeconfig"

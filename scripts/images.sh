@@ -249,17 +249,16 @@ build_all() {
 # imported yet. The stamps of what it holds live beside its root directory,
 # which scripts/node.sh keeps from one cluster to the next.
 import_all() {
-	local address=$1 state=$2 name want first
+	local address=$1 state=$2 name want first held
 	local c=(ctr --address "$address" -n k8s.io)
 	programs
 	mkdir -p "$state"
+	held=$("${c[@]}" images ls -q)
 	for name in "${images[@]}"; do
 		want=$(build_image "$name")
-		recipe "$name"
 		first=$(tags "$name")
 		first=${first%% *}
-		if [ "$(cat "$state/$name" 2>/dev/null)" = "$want" ] &&
-			"${c[@]}" images ls -q | grep -qxF "$(normalise "$first")"; then
+		if [ "$(cat "$state/$name" 2>/dev/null)" = "$want" ] && grep -qxF "$(normalise "$first")" <<<"$held"; then
 			continue
 		fi
 		local start=$SECONDS
@@ -272,10 +271,14 @@ import_all() {
 # normalise prints an image name as containerd stores it.
 normalise() {
 	local n=$1
-	case ${n%%/*} in
-	*.* | *:* | localhost) ;;
-	*) [[ $n == */* ]] && n=docker.io/$n || n=docker.io/library/$n ;;
-	esac
+	if [[ $n != */* ]]; then
+		n=docker.io/library/$n
+	else
+		case ${n%%/*} in
+		*.* | *:* | localhost) ;;
+		*) n=docker.io/$n ;;
+		esac
+	fi
 	echo "$n"
 }
 
