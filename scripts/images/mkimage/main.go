@@ -206,8 +206,10 @@ func tarDir(w io.Writer, dir string) error {
 		if err != nil {
 			return err
 		}
-		defer f.Close()
 		_, err = io.Copy(tw, f)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
 		return err
 	})
 	if err != nil {
