@@ -108,6 +108,17 @@ stop() {
 	say "stopped $2 (pid $pid)"
 }
 
+# adopt NAME CONFIG finds the process started with --config CONFIG when its
+# pid file is gone (the cluster's directory was deleted under it), so that
+# stop can stop it.
+adopt() {
+	local pid
+	alive "$pidfiles/$1.pid" "$1" && return 0
+	pid=$(pgrep -f -x ".*$1 --config $2( .*)?" | head -n 1) || return 0
+	mkdir -p "$pidfiles"
+	echo "$pid" >"$pidfiles/$1.pid"
+}
+
 # start NAME LOG COMMAND...: runs COMMAND in a session of its own, so it
 # outlives this script, as kwokctl's components do. It must not inherit the
 # locks' descriptors (8 here, 9 in cluster.sh): it would hold them forever.
@@ -520,6 +531,85 @@ up() {
 # teardown stops everything the node runs for cluster $name and removes its
 # rules, routes and mounts. The cluster may already be gone.
 teardown() {
+	local pod
+	adopt kubelet "$node_dir/kubelet.yaml"
+	adopt kube-proxy "$node_dir/kube-proxy.yaml"
+	adopt containerd "$run/containerd.toml"
+	if [ -f "$dir/kubeconfig-$name.yaml" ] && k get --raw /readyz --request-timeout=5s >/dev/null 2>&1; then
+		# The kubelet stops the pods' containers and frees their addresses
+		# (CNI DEL) as the API server deletes them.
+		k cordon "$node_name" >/dev/null 2>&1 || true
+		k -n kube-system delete deployment coredns --ignore-not-found --wait=false >/dev/null 2>&1 || true
+		if alive "$pidfiles/kubelet.pid" kubelet; then
+			k delete pods -A --field-selector "spec.nodeName=$node_name" --grace-period=1 --timeout=60s >/dev/null 2>&1 || true
+		fi
+		k delete mutatingadmissionpolicybinding,mutatingadmissionpolicy workshop-images-without-stand-in \
+			--ignore-not-found >/dev/null 2>&1 || true
+		k taint nodes -l type=kwok "$fake_taint-" >/dev/null 2>&1 || true
+		k delete node "$node_name" --ignore-not-found >/dev/null 2>&1 || true
+	fi
+	stop "$pidfiles/kubelet.pid" kubelet
+	if alive "$pidfiles/kube-proxy.pid" kube-proxy; then
+		stop "$pidfiles/kube-proxy.pid" kube-proxy
+	fi
+	# kube-proxy removes every rule it wrote.
+	kube-proxy --cleanup >/dev/null 2>&1 || true
+
+	# What the kubelet did not stop: kill it, without CNI.
+	if alive "$pidfiles/containerd.pid" containerd; then
+		local c=(ctr --address "$sock" -n k8s.io)
+		for pod in $("${c[@]}" tasks ls -q 2>/dev/null); do
+			"${c[@]}" tasks kill -s SIGKILL "$pod" >/dev/null 2>&1 || true
+		done
+		sleep 0.5
+		for pod in $("${c[@]}" containers ls -q 2>/dev/null); do
+			"${c[@]}" tasks rm -f "$pod" >/dev/null 2>&1 || true
+			"${c[@]}" containers rm "$pod" >/dev/null 2>&1 || true
+		done
+	fi
+	stop "$pidfiles/containerd.pid" containerd
+	cleanup_machine
+	rm -f "$run/owner"
+}
+
+# cleanup_machine removes the machine-wide leftovers: network namespaces and
+# mounts of pods, the CNI rules of the bridge network, the bridge, the routes.
+cleanup_machine() {
+	local ns m chain
+	for ns in $(ip netns list 2>/dev/null | awk '$1 ~ /^cni-/ { print $1 }'); do
+		ip netns delete "$ns" 2>/dev/null || true
+	done
+	# Innermost first.
+	while read -r m; do
+		umount -l "$m" 2>/dev/null || true
+	done < <(awk -v a="$store/kubelet" -v b="$run/containerd" 'index($2, a) == 1 || index($2, b) == 1 { print $2 }' /proc/mounts | sort -r)
+	rm -rf "$store/kubelet" "$run/ipam"
+	# The bridge plugin's masquerade rules carry the network's name; each
+	# jumps to a chain of its own.
+	local rules chains
+	rules=$(iptables-save -t nat | grep -F -- '-A POSTROUTING' | grep -F 'name: \"workshop\"' || true)
+	if [ -n "$rules" ]; then
+		chains=$(sed -n 's/.* -j \(CNI-[0-9a-f]*\)$/\1/p' <<<"$rules" | sort -u)
+		{
+			echo '*nat'
+			echo "${rules//-A POSTROUTING/-D POSTROUTING}"
+			for chain in $chains; do printf ':%s - [0:0]\n-X %s\n' "$chain" "$chain"; done
+			echo COMMIT
+		} | iptables-restore --noflush || say "could not remove every CNI rule: see iptables-save -t nat"
+	fi
+	# The kubelet's own chains (kube-proxy --cleanup removed kube-proxy's).
+	local table
+	while iptables -D INPUT -j KUBE-FIREWALL 2>/dev/null; do :; done
+	while iptables -D OUTPUT -j KUBE-FIREWALL 2>/dev/null; do :; done
+	for table in filter nat mangle; do
+		for chain in KUBE-FIREWALL KUBE-KUBELET-CANARY KUBE-IPTABLES-HINT; do
+			if iptables -t "$table" -F "$chain" 2>/dev/null; then iptables -t "$table" -X "$chain" 2>/dev/null || true; fi
+		done
+	done
+	ip link delete "$bridge" 2>/dev/null || true # its routes go with it
+}
+
+down() {
 	# Quiet when there is nothing to do: cluster.sh down always calls this.
 	[ -d "$run" ] || [ -d "$pidfiles" ] || return 0
 	lock
