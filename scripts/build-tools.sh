@@ -1,24 +1,29 @@
 #!/usr/bin/env bash
 # Builds, from Go modules only, every binary the project runs: the Kubernetes
-# control plane and kubectl, etcd, kwok/kwokctl, controller-gen and
-# golangci-lint. Versions live in scripts/tools/<name>/go.mod, checksums in the
-# go.sum beside it. A tool is rebuilt only when its module files or its build
-# flags change, so second runs take well under a second.
+# control plane and kubectl, the real node's kubelet, kube-proxy and CoreDNS, etcd,
+# kwok/kwokctl, controller-gen and golangci-lint. Versions live in
+# scripts/tools/<name>/go.mod, checksums in the go.sum beside it. A tool is
+# rebuilt only when its module files or its build flags change, so second runs
+# take well under a second.
 #
-# usage: scripts/build-tools.sh [kubernetes|etcd|kwok|controller-gen|golangci-lint|kind|ko]...
-# With no argument it builds all but kind and ko, which only kind users need.
+# usage: scripts/build-tools.sh [kubernetes|kubernetes-node|coredns|etcd|kwok|controller-gen|golangci-lint|kind|ko]...
+# With no argument it builds all but kubernetes-node and coredns, which only
+# the local cluster's real node needs (scripts/node.sh builds them), and kind
+# and ko, which only kind users need.
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 bin=${BIN:-$root/bin}
 mkdir -p "$bin"
 
-# The binaries a tool module produces, by module directory.
+# The binaries a tool produces.
 binaries() {
 	case $1 in
 	kubernetes) echo kube-apiserver kube-controller-manager kube-scheduler kubectl ;;
+	kubernetes-node) echo kubelet kube-proxy ;;
 	etcd) echo etcd etcdctl ;;
 	kwok) echo kwok kwokctl ;;
+	coredns) echo coredns ;;
 	controller-gen) echo controller-gen ;;
 	golangci-lint) echo golangci-lint ;;
 	kind) echo kind ;;
@@ -27,10 +32,29 @@ binaries() {
 	esac
 }
 
+# module_dir is the tool module a tool builds from: the node's binaries come
+# from the control plane's module, so both are always the same release.
+module_dir() {
+	case $1 in
+	kubernetes-node) echo "$root/scripts/tools/kubernetes" ;;
+	*) echo "$root/scripts/tools/$1" ;;
+	esac
+}
+
+# packages are what go build builds: the module's whole tool directive, but
+# for the Kubernetes module, whose one directive serves two tools.
+packages() {
+	local b
+	case $1 in
+	kubernetes | kubernetes-node) for b in $(binaries "$1"); do echo "k8s.io/kubernetes/cmd/$b"; done ;;
+	*) echo tool ;;
+	esac
+}
+
 # Built without ldflags, Kubernetes binaries say v0.0.0, which kubectl and kwok
 # reject; stamp the release the go.mod pins.
 ldflags() {
-	[ "$1" = kubernetes ] || return 0
+	[ "$1" = kubernetes ] || [ "$1" = kubernetes-node ] || return 0
 	local v major minor pkg flags=""
 	v=$(cd "$root/scripts/tools/kubernetes" && GOWORK=off go list -m -f '{{.Version}}' k8s.io/kubernetes)
 	major=${v#v}; major=${major%%.*}
@@ -43,7 +67,8 @@ ldflags() {
 }
 
 build() {
-	local tool=$1 dir="$root/scripts/tools/$1" stamp want b flags missing=0
+	local tool=$1 dir stamp want b flags missing=0
+	dir=$(module_dir "$tool")
 	flags="-s -w $(ldflags "$tool")"
 	want=$( (cat "$dir/go.mod" "$dir/go.sum"; echo "$flags") | sha256sum | cut -d' ' -f1)
 	stamp="$bin/.stamp-$tool"
@@ -52,12 +77,13 @@ build() {
 		return 0
 	fi
 	local hint=""
-	[ "$tool" = kubernetes ] && hint=" (the first build takes 5 to 10 minutes on 2 cores)"
+	case $tool in kubernetes | kubernetes-node) hint=" (the first build takes 5 to 10 minutes on 2 cores)" ;; esac
 	echo "build-tools: building $(binaries "$tool") into $bin$hint" >&2
 	local start=$SECONDS
-	# The tool directive names the packages; go build -o DIR writes one binary each.
+	# go build -o DIR writes one binary per main package.
+	# shellcheck disable=SC2046 # one word per package
 	(cd "$dir" && GOWORK=off GOFLAGS=-mod=readonly CGO_ENABLED=0 \
-		go build -trimpath -ldflags "$flags" -o "$bin/" tool)
+		go build -trimpath -ldflags "$flags" -o "$bin/" $(packages "$tool"))
 	# go names a binary after its package path: etcd's server is ".../server/v3".
 	if [ "$tool" = etcd ]; then mv -f "$bin/server" "$bin/etcd"; fi
 	echo "$want" >"$stamp"

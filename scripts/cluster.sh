@@ -1,16 +1,23 @@
 #!/usr/bin/env bash
-# Runs the workshop's local cluster with no container runtime and no download:
-# a real control plane (etcd, kube-apiserver, kube-controller-manager,
-# kube-scheduler, built from source by build-tools.sh) whose nodes and pods are
-# simulated by kwok, plus scripts/local-provisioner so PersistentVolumeClaims
-# bind. Learners with Docker use scripts/kind.sh instead; the tests run on both.
+# Runs the workshop's local cluster with no download: a real control plane
+# (etcd, kube-apiserver, kube-controller-manager, kube-scheduler, built from
+# source by build-tools.sh) with two kinds of node: fake nodes, whose pods kwok
+# simulates, and, when this machine can run containers, a real node
+# (scripts/node.sh) whose pods really run. scripts/local-provisioner makes
+# PersistentVolumeClaims bind on both. Learners with Docker use scripts/kind.sh
+# instead; the tests run on both.
 #
 # usage: scripts/cluster.sh up|down|kubeconfig [NAME]
 #   up          create, start or reuse cluster NAME, make kwok-NAME kubectl's
-#               current context, wait for its nodes and default ServiceAccount
-#   down        delete cluster NAME and stop its provisioner (no error if absent)
+#               current context, add the real node, wait for the nodes and
+#               the default ServiceAccount
+#   down        delete cluster NAME, its real node and its provisioner (no
+#               error if absent)
 #   kubeconfig  print the path of a kubeconfig file for NAME alone
 # NAME defaults to $CLUSTER_NAME, else "workshop"; $CLUSTER_NODES fake nodes (1).
+# $CLUSTER_REAL_NODE: auto (the default) adds the real node when the machine
+# can run containers and no other cluster holds it, else says why and goes on
+# with fake nodes only; required fails instead; off never adds it.
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -20,6 +27,7 @@ export PATH="$bin:$PATH"
 cmd=${1:-}
 name=${2:-${CLUSTER_NAME:-workshop}}
 nodes=${CLUSTER_NODES:-1}
+real_node=${CLUSTER_REAL_NODE:-auto}
 context=kwok-$name
 # kwokctl keeps each cluster's files, pids and logs here; so do we.
 dir=${KWOK_WORKDIR:-$HOME/.kwok}/clusters/$name
@@ -47,8 +55,42 @@ write_kubeconfig() {
 	kctl get kubeconfig >"$tmp" && mv "$tmp" "$own_kubeconfig"
 }
 
+# Service addresses are kind's (10.96.0.0/16, DNS at 10.96.0.10), so they are
+# told apart from kwok's fake pod addresses (10.0.0.0/16); scripts/node.sh
+# reads them back from the cluster.
+service_cidr=10.96.0.0/16
+service_ip=10.96.0.1
+
+# kwok_config is the configuration every cluster is created with, so that a
+# real node (scripts/node.sh) can join it at any time:
+#   - kwok manages the fake nodes only (those annotated kwok.x-k8s.io/node=fake,
+#     as `kwokctl scale node` makes them), and leaves the real node alone;
+#   - the API server reaches kubelets at their InternalIP (the real node's
+#     name resolves nowhere) with the admin certificate, for logs and exec;
+#   - its certificate is valid for the kubernetes Service's address, which
+#     pods connect to.
+kwok_config() {
+	cat <<EOF
+apiVersion: config.kwok.x-k8s.io/v1alpha1
+kind: KwokctlConfiguration
+options:
+  kubeApiserverCertSANs: ["$service_ip"]
+componentsPatches:
+- name: kube-apiserver
+  extraArgs:
+  - {key: service-cluster-ip-range, value: "$service_cidr"}
+  - {key: kubelet-preferred-address-types, value: "InternalIP,Hostname"}
+  - {key: kubelet-client-certificate, value: "$dir/pki/admin.crt"}
+  - {key: kubelet-client-key, value: "$dir/pki/admin.key"}
+- name: kwok-controller
+  extraArgs:
+  - {key: manage-all-nodes, value: "false", override: true}
+  - {key: manage-nodes-with-annotation-selector, value: "kwok.x-k8s.io/node=fake"}
+EOF
+}
+
 create() {
-	local version
+	local version config
 	version=$(cd "$root/scripts/tools/kubernetes" && GOWORK=off go list -m -f '{{.Version}}' k8s.io/kubernetes)
 	# Every binary is given, and KWOK_KUBE_VERSION matches them, so kwokctl
 	# downloads nothing; kubectl it finds on PATH.
@@ -58,14 +100,21 @@ create() {
 	mkdir -p "$(dirname "$dir")"
 	exec 9>"$(dirname "$dir")/.create.lock"
 	flock 9
-	KWOK_KUBE_VERSION=$version kctl create cluster --runtime binary \
+	# kwokctl copies the configuration into the cluster's kwok.yaml, which
+	# `kwokctl start cluster` reads again. The lock's descriptor is closed
+	# for kwokctl: the components it starts would otherwise inherit it, and
+	# hold the lock, and block every other creation, as long as they run.
+	config=$(mktemp)
+	kwok_config >"$config"
+	KWOK_KUBE_VERSION=$version kctl --config "$config" create cluster --runtime binary \
 		--kube-apiserver-binary "$bin/kube-apiserver" \
 		--kube-controller-manager-binary "$bin/kube-controller-manager" \
 		--kube-scheduler-binary "$bin/kube-scheduler" \
 		--etcd-binary "$bin/etcd" \
 		--kwok-controller-binary "$bin/kwok" \
 		--kubeconfig "$user_kubeconfig" \
-		--timeout 5m
+		--timeout 5m 9>&- || { rm -f "$config"; return 1; }
+	rm -f "$config"
 }
 
 # poll SECONDS COMMAND...: runs COMMAND every half second until it succeeds;
@@ -134,8 +183,8 @@ build_provisioner() {
 # start_provisioner runs it in a session of its own, so it outlives this script
 # and its terminal, as kwokctl's own components do.
 start_provisioner() {
-	setsid nohup "$bin/local-provisioner" --kubeconfig "$own_kubeconfig" \
-		</dev/null >>"$dir/local-provisioner.log" 2>&1 &
+	setsid nohup "$bin/local-provisioner" --kubeconfig "$own_kubeconfig" --volume-dir "$dir/volumes" \
+		</dev/null >>"$dir/local-provisioner.log" 2>&1 9>&- &
 	echo $! >"$pidfile"
 	say "started provisioner (pid $!, log $dir/local-provisioner.log)"
 }
@@ -173,11 +222,33 @@ up() {
 		say "scaled to $nodes fake node(s)"
 	fi
 	provisioner_running || start_provisioner
+	add_real_node
 
 	wait_until "nodes Ready" 120 "${k[@]}" wait --for=condition=Ready node --all --timeout=2s
 	wait_until "ServiceAccount default/default exists" 120 "${k[@]}" get serviceaccount default -n default
 	wait_until "StorageClass standard exists" 60 "${k[@]}" get storageclass standard
 	say "$did $name in $((SECONDS - start))s; kubectl context $context, kubeconfig $own_kubeconfig"
+}
+
+# add_real_node runs scripts/node.sh as $CLUSTER_REAL_NODE says. node.sh
+# exits 3 when the machine cannot run containers and 4 when another cluster
+# holds the node; it says why.
+add_real_node() {
+	local status=0
+	case $real_node in
+	off) return 0 ;;
+	auto | required) ;;
+	*) die "CLUSTER_REAL_NODE=$real_node: want auto, required or off" ;;
+	esac
+	"$root/scripts/node.sh" up "$name" || status=$?
+	case $status in
+	0) ;;
+	3 | 4)
+		[ "$real_node" = auto ] || die "CLUSTER_REAL_NODE=required, but the real node cannot join $name (see above)"
+		say "no real node: cluster $name has fake nodes only, whose pods do not really run"
+		;;
+	*) die "scripts/node.sh up $name failed (status $status); its logs are in $dir/real-node" ;;
+	esac
 }
 
 # unset_context removes what set_context wrote, as kind does on delete;
@@ -194,6 +265,8 @@ unset_context() {
 }
 
 down() {
+	# Before the apiserver goes: the node drains its pods through it.
+	"$root/scripts/node.sh" down "$name" || say "scripts/node.sh down $name failed: see above"
 	stop_provisioner
 	if exists; then
 		kctl delete cluster --kubeconfig "$user_kubeconfig"

@@ -17,15 +17,21 @@
 //   - when a volume it made is Released and its reclaim policy is Delete, it
 //     deletes the volume.
 //
-// No data is stored anywhere: a fake node never mounts the path.
+// No data is stored anywhere for a fake node: it never mounts the path. The
+// real node (scripts/node.sh, label workshop.local/real-node=true) runs on
+// this machine, so its volumes are real: a directory of their own under
+// --volume-dir, made here, given to the pod as a local volume, and removed
+// with the volume.
 //
-// Usage: local-provisioner [--kubeconfig FILE]
+// Usage: local-provisioner [--kubeconfig FILE] [--volume-dir DIR]
 package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"os"
+	"path/filepath"
 
 	corev1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
@@ -44,6 +50,7 @@ import (
 func main() {
 	opts := zap.Options{Development: true}
 	opts.BindFlags(flag.CommandLine)
+	volumeDir := flag.String("volume-dir", "", "directory of the real node's volumes on this machine; without it, claims on the real node are refused")
 	flag.Parse() // --kubeconfig is registered by controller-runtime's config package
 	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&opts)))
 	log := ctrl.Log.WithName("local-provisioner")
@@ -57,12 +64,12 @@ func main() {
 	}
 	if err == nil {
 		err = ctrl.NewControllerManagedBy(mgr).For(&corev1.PersistentVolumeClaim{}).
-			Complete(&claimReconciler{Client: mgr.GetClient(), events: mgr.GetEventRecorder("local-provisioner")})
+			Complete(&claimReconciler{Client: mgr.GetClient(), events: mgr.GetEventRecorder("local-provisioner"), volumeDir: *volumeDir})
 	}
 	if err == nil {
 		ours := predicate.NewPredicateFuncs(func(o client.Object) bool { return o.GetAnnotations()[annProvisionedBy] == Provisioner })
 		err = ctrl.NewControllerManagedBy(mgr).For(&corev1.PersistentVolume{}, builder.WithPredicates(ours)).
-			Complete(&volumeReconciler{Client: mgr.GetClient()})
+			Complete(&volumeReconciler{Client: mgr.GetClient(), volumeDir: *volumeDir})
 	}
 	if err == nil {
 		log.Info("provisioning volumes", "provisioner", Provisioner, "storageClass", StorageClassName)
@@ -89,7 +96,8 @@ func ensureStorageClass(c client.Client) func(context.Context) error {
 
 type claimReconciler struct {
 	client.Client
-	events recorder.EventRecorder
+	events    recorder.EventRecorder
+	volumeDir string
 }
 
 func (r *claimReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
@@ -110,7 +118,19 @@ func (r *claimReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl
 		(node == "" && class.VolumeBindingMode != nil && *class.VolumeBindingMode == storagev1.VolumeBindingWaitForFirstConsumer) {
 		return ctrl.Result{}, nil // not ours, or no pod scheduled yet: the scheduler's annotation brings us back
 	}
-	pv, err := volumeForClaim(&claim, &class, node)
+	realDir, err := r.realDir(ctx, node)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	pv, err := volumeForClaim(&claim, &class, node, realDir)
+	if err == nil && realDir != "" {
+		// Open to every user, as kind's local-path-provisioner makes them:
+		// the pod's user is not known here, and fsGroup, when set, narrows it.
+		dir := filepath.Join(realDir, VolumeName(&claim))
+		if err = os.MkdirAll(dir, 0o777); err == nil {
+			err = os.Chmod(dir, 0o777)
+		}
+	}
 	if err != nil {
 		r.events.Eventf(&claim, nil, corev1.EventTypeWarning, "ProvisioningFailed", "Provision", "%s: %v", Provisioner, err)
 		return ctrl.Result{}, nil // retrying cannot help until the claim changes
@@ -126,7 +146,29 @@ func (r *claimReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl
 	return ctrl.Result{}, nil
 }
 
-type volumeReconciler struct{ client.Client }
+// realDir returns the directory of node's volumes on this machine, or ""
+// for a fake node.
+func (r *claimReconciler) realDir(ctx context.Context, node string) (string, error) {
+	if node == "" {
+		return "", nil
+	}
+	var n corev1.Node
+	if err := r.Get(ctx, types.NamespacedName{Name: node}, &n); err != nil {
+		return "", client.IgnoreNotFound(err)
+	}
+	if n.Labels[RealNodeLabel] != "true" {
+		return "", nil
+	}
+	if r.volumeDir == "" {
+		return "", errors.New("node " + node + " is the real node, but local-provisioner runs without --volume-dir: restart it as scripts/cluster.sh does")
+	}
+	return r.volumeDir, nil
+}
+
+type volumeReconciler struct {
+	client.Client
+	volumeDir string
+}
 
 func (r *volumeReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	var pv corev1.PersistentVolume
@@ -136,6 +178,14 @@ func (r *volumeReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 	if pv.Status.Phase != corev1.VolumeReleased || pv.Spec.PersistentVolumeReclaimPolicy != corev1.PersistentVolumeReclaimDelete ||
 		pv.DeletionTimestamp != nil {
 		return ctrl.Result{}, nil
+	}
+	// The data of a real volume goes with it; a path outside --volume-dir was
+	// not made here and is left alone.
+	if l := pv.Spec.Local; l != nil && r.volumeDir != "" && filepath.Dir(l.Path) == filepath.Clean(r.volumeDir) {
+		if err := os.RemoveAll(l.Path); err != nil {
+			return ctrl.Result{}, err
+		}
+		ctrl.LoggerFrom(ctx).Info("removed the directory of released volume", "volume", pv.Name, "path", l.Path)
 	}
 	// The UID precondition keeps us from deleting a volume recreated under the same name.
 	if err := r.Delete(ctx, &pv, client.Preconditions{UID: &pv.UID}); client.IgnoreNotFound(err) != nil {

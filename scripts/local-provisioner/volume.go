@@ -14,9 +14,13 @@ const (
 	Provisioner = "workshop.local/fake-hostpath"
 	// StorageClassName is the default class the program creates, named like kind's.
 	StorageClassName = "standard"
-	// VolumeRoot holds one directory per volume; nothing is written there on a
-	// kwok cluster, the path only makes the volume look like kind's.
+	// VolumeRoot holds one directory per volume of a fake node; nothing is
+	// written there on a kwok cluster, the path only makes the volume look
+	// like kind's.
 	VolumeRoot = "/tmp/workshop-volumes"
+	// RealNodeLabel marks the node that scripts/node.sh runs on this machine:
+	// its volumes are real directories.
+	RealNodeLabel = "workshop.local/real-node"
 
 	annProvisionedBy = "pv.kubernetes.io/provisioned-by"
 	annSelectedNode  = "volume.kubernetes.io/selected-node"
@@ -43,7 +47,12 @@ func storageClass() *storagev1.StorageClass {
 // volumeForClaim builds the volume that satisfies claim. node is the node the
 // scheduler selected, empty for a class that binds immediately. The volume's
 // claimRef pre-binds it, so kube-controller-manager binds it to claim only.
-func volumeForClaim(claim *corev1.PersistentVolumeClaim, class *storagev1.StorageClass, node string) (*corev1.PersistentVolume, error) {
+//
+// realDir is empty for a fake node. For the real node it is the directory
+// under which the volume's own directory is made on this machine, and the
+// volume is a local volume there (the kubelet applies fsGroup to those, not
+// to hostPath ones).
+func volumeForClaim(claim *corev1.PersistentVolumeClaim, class *storagev1.StorageClass, node, realDir string) (*corev1.PersistentVolume, error) {
 	if claim.Spec.Selector != nil {
 		return nil, errors.New("claim has spec.selector, which dynamic provisioning cannot honour: remove it or create the volume by hand")
 	}
@@ -55,8 +64,17 @@ func volumeForClaim(claim *corev1.PersistentVolumeClaim, class *storagev1.Storag
 	if class.ReclaimPolicy != nil {
 		reclaim = *class.ReclaimPolicy
 	}
-	name := "pvc-" + string(claim.UID)
+	name := VolumeName(claim)
 	hostPathType := corev1.HostPathDirectoryOrCreate
+	source := corev1.PersistentVolumeSource{
+		HostPath: &corev1.HostPathVolumeSource{Path: path.Join(VolumeRoot, name), Type: &hostPathType},
+	}
+	if realDir != "" {
+		if node == "" {
+			return nil, errors.New("a volume on the real node needs a node: use a WaitForFirstConsumer class")
+		}
+		source = corev1.PersistentVolumeSource{Local: &corev1.LocalVolumeSource{Path: path.Join(realDir, name)}}
+	}
 	pv := &corev1.PersistentVolume{
 		ObjectMeta: metav1.ObjectMeta{
 			Name:        name,
@@ -76,9 +94,7 @@ func volumeForClaim(claim *corev1.PersistentVolumeClaim, class *storagev1.Storag
 			PersistentVolumeReclaimPolicy: reclaim,
 			StorageClassName:              class.Name,
 			MountOptions:                  class.MountOptions,
-			PersistentVolumeSource: corev1.PersistentVolumeSource{
-				HostPath: &corev1.HostPathVolumeSource{Path: path.Join(VolumeRoot, name), Type: &hostPathType},
-			},
+			PersistentVolumeSource:        source,
 		},
 	}
 	if node != "" {
@@ -90,3 +106,6 @@ func volumeForClaim(claim *corev1.PersistentVolumeClaim, class *storagev1.Storag
 	}
 	return pv, nil
 }
+
+// VolumeName is the name of the volume of claim, and of its directory.
+func VolumeName(claim *corev1.PersistentVolumeClaim) string { return "pvc-" + string(claim.UID) }

@@ -40,6 +40,7 @@ func TestVolumeForClaim(t *testing.T) {
 		claim   *corev1.PersistentVolumeClaim
 		class   func(*storagev1.StorageClass)
 		node    string
+		realDir string
 		check   func(t *testing.T, pv *corev1.PersistentVolume)
 		wantErr bool
 	}{
@@ -119,6 +120,29 @@ func TestVolumeForClaim(t *testing.T) {
 			},
 		},
 		{
+			name:    "real node: a local volume in its directory, pinned to the node",
+			claim:   claim(nil),
+			node:    "real-node",
+			realDir: "/root/.kwok/clusters/workshop/volumes",
+			check: func(t *testing.T, pv *corev1.PersistentVolume) {
+				if pv.Spec.HostPath != nil {
+					t.Errorf("hostPath = %+v, want none", pv.Spec.HostPath)
+				}
+				if pv.Spec.Local == nil || pv.Spec.Local.Path != "/root/.kwok/clusters/workshop/volumes/pvc-1234" {
+					t.Errorf("local = %+v, want path /root/.kwok/clusters/workshop/volumes/pvc-1234", pv.Spec.Local)
+				}
+				if !equality.Semantic.DeepEqual(pv.Spec.NodeAffinity, nodeAffinity("real-node")) {
+					t.Errorf("node affinity = %+v, want real-node", pv.Spec.NodeAffinity)
+				}
+			},
+		},
+		{
+			name:    "real node without a selected node",
+			claim:   claim(nil),
+			realDir: "/volumes",
+			wantErr: true,
+		},
+		{
 			name:    "claim without a size",
 			claim:   claim(func(c *corev1.PersistentVolumeClaim) { c.Spec.Resources.Requests = nil }),
 			node:    "n",
@@ -139,7 +163,7 @@ func TestVolumeForClaim(t *testing.T) {
 			if tt.class != nil {
 				tt.class(class)
 			}
-			pv, err := volumeForClaim(tt.claim, class, tt.node)
+			pv, err := volumeForClaim(tt.claim, class, tt.node, tt.realDir)
 			if (err != nil) != tt.wantErr {
 				t.Fatalf("err = %v, wantErr %v", err, tt.wantErr)
 			}

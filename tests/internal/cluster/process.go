@@ -13,11 +13,21 @@ import (
 // discovery cache of its own in cacheDir. Every local cluster answers on the
 // same address, one after another, so kubectl's cache, keyed by address,
 // would otherwise mix them up.
+//
+// CLUSTER_REAL_NODE, for scripts/cluster.sh, is $E2E_REAL_NODE, else off:
+// the suites do not yet run their real-container steps on the local
+// cluster's real node (scripts/node.sh), and its taint on the fake nodes
+// would keep their scale tests' pods off them.
 func Env(root, kubeconfig, cacheDir string) []string {
+	realNode := os.Getenv("E2E_REAL_NODE")
+	if realNode == "" {
+		realNode = "off"
+	}
 	return append(os.Environ(),
 		"PATH="+filepath.Join(root, "bin")+string(os.PathListSeparator)+os.Getenv("PATH"),
 		"KUBECONFIG="+kubeconfig,
-		"KUBECACHEDIR="+cacheDir)
+		"KUBECACHEDIR="+cacheDir,
+		"CLUSTER_REAL_NODE="+realNode)
 }
 
 // StartGroup starts cmd in a process group of its own, like a command in a
