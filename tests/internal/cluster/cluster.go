@@ -12,6 +12,11 @@
 //     as local processes.
 //
 // E2E_KEEP_CLUSTER=1 leaves a local or kind cluster running after the tests.
+//
+// NewRealNode is the suite of the steps that need real containers: its local
+// cluster ("realnode") gets the machine's real node, as $E2E_REAL_NODE says
+// (auto by default: the steps skip, saying why, on a machine that cannot run
+// containers; required makes that a failure, as CI wants).
 package cluster
 
 import (
@@ -57,6 +62,7 @@ type Suite struct {
 	Provider Provider
 	Root     string
 	name     string
+	realNode string // CLUSTER_REAL_NODE for scripts/cluster.sh; off when empty
 	procs    map[string]*exec.Cmd
 }
 
@@ -77,6 +83,41 @@ func New() (*Suite, error) {
 	return &Suite{Provider: p, Root: root, name: name, procs: map[string]*exec.Cmd{}}, nil
 }
 
+// NewRealNode returns the suite of the real-container steps; see the package
+// documentation.
+func NewRealNode() (*Suite, error) {
+	s, err := New()
+	if err != nil {
+		return nil, err
+	}
+	if os.Getenv("E2E_CLUSTER") == "" {
+		s.name = "realnode"
+	}
+	if s.realNode = os.Getenv("E2E_REAL_NODE"); s.realNode == "" {
+		s.realNode = "auto"
+	}
+	return s, nil
+}
+
+// RealContainers reports whether pods of the workshop's images really run:
+// on kind, or on a local cluster with a real node. It says why not otherwise.
+func (s *Suite) RealContainers(ctx context.Context) (bool, string) {
+	if s.Provider == Kind {
+		return true, ""
+	}
+	out, err := s.Run(ctx, "kubectl", "get", "nodes", "-o",
+		`jsonpath={range .items[*]}{.metadata.name}={.metadata.annotations.kwok\.x-k8s\.io/node}{"\n"}{end}`)
+	if err != nil {
+		return false, err.Error()
+	}
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		if name, kind, _ := strings.Cut(line, "="); name != "" && kind != "fake" {
+			return true, ""
+		}
+	}
+	return false, "the cluster has fake nodes only: this machine cannot run containers (scripts/cluster.sh up says why; .ci/run installs what it needs)"
+}
+
 // Kubeconfig returns the kubeconfig file the suite's cluster is reached with.
 func (s *Suite) Kubeconfig() string {
 	if s.Provider == Kubeconfig {
@@ -91,6 +132,9 @@ func (s *Suite) Command(ctx context.Context, name string, args ...string) *exec.
 	cmd := exec.CommandContext(ctx, name, args...)
 	cmd.Dir = s.Root
 	cmd.Env = Env(s.Root, s.Kubeconfig(), filepath.Join(s.Root, "bin", "kubectl-cache-"+string(s.Provider)+"-"+s.name))
+	if s.realNode != "" {
+		cmd.Env = append(cmd.Env, "CLUSTER_REAL_NODE="+s.realNode) // the last one counts
+	}
 	return cmd
 }
 

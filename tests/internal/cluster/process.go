@@ -14,20 +14,16 @@ import (
 // same address, one after another, so kubectl's cache, keyed by address,
 // would otherwise mix them up.
 //
-// CLUSTER_REAL_NODE, for scripts/cluster.sh, is $E2E_REAL_NODE, else off:
-// the suites do not yet run their real-container steps on the local
-// cluster's real node (scripts/node.sh), and its taint on the fake nodes
-// would keep their scale tests' pods off them.
+// CLUSTER_REAL_NODE, for scripts/cluster.sh, is off: the suites that want
+// the real node (scripts/node.sh) ask for it (Suite.RealNode), since only one
+// cluster holds it at a time and its taint would keep the scale tests' pods
+// off the fake nodes.
 func Env(root, kubeconfig, cacheDir string) []string {
-	realNode := os.Getenv("E2E_REAL_NODE")
-	if realNode == "" {
-		realNode = "off"
-	}
 	return append(os.Environ(),
 		"PATH="+filepath.Join(root, "bin")+string(os.PathListSeparator)+os.Getenv("PATH"),
 		"KUBECONFIG="+kubeconfig,
 		"KUBECACHEDIR="+cacheDir,
-		"CLUSTER_REAL_NODE="+realNode)
+		"CLUSTER_REAL_NODE=off")
 }
 
 // StartGroup starts cmd in a process group of its own, like a command in a

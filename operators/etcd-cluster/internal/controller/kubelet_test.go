@@ -71,7 +71,15 @@ func startKubelet(t *testing.T, c client.Client, ns string) *kubelet {
 			k.stop(name)
 		}
 		k.mu.Unlock()
-		k.closing.Wait()
+		// An embedded server's Close can wait for a peer connection that
+		// no one closes; the test does not wait for it forever.
+		closed := make(chan struct{})
+		go func() { k.closing.Wait(); close(closed) }()
+		select {
+		case <-closed:
+		case <-time.After(20 * time.Second):
+			t.Log("kubelet: some etcd servers are still closing; leaving them")
+		}
 	})
 	return k
 }

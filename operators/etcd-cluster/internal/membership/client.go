@@ -3,6 +3,7 @@ package membership
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"go.etcd.io/etcd/api/v3/etcdserverpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
@@ -53,21 +54,43 @@ func NewEtcd(config clientv3.Config) Etcd {
 	return Etcd{config: config}
 }
 
-func (e Etcd) with(endpoint string, call func(*clientv3.Client) error) error {
+// callTimeout bounds a call whose context has no deadline of its own.
+const callTimeout = 10 * time.Second
+
+// with runs call on a client of endpoint alone. It returns when ctx ends
+// even if the client does not (a gRPC dial can outlive its context); the
+// client is closed once the call returns.
+func (e Etcd) with(ctx context.Context, endpoint string, call func(context.Context, *clientv3.Client) error) error {
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, callTimeout)
+		defer cancel()
+	}
 	cfg := e.config
 	cfg.Endpoints = []string{endpoint}
-	c, err := clientv3.New(cfg)
-	if err != nil {
-		return fmt.Errorf("connect to etcd at %s: %w", endpoint, err)
+	cfg.Context = ctx
+	done := make(chan error, 1)
+	go func() {
+		c, err := clientv3.New(cfg)
+		if err != nil {
+			done <- fmt.Errorf("connect to etcd at %s: %w", endpoint, err)
+			return
+		}
+		defer func() { _ = c.Close() }()
+		done <- call(ctx, c)
+	}()
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+		return fmt.Errorf("etcd at %s: %w", endpoint, ctx.Err())
 	}
-	defer func() { _ = c.Close() }()
-	return call(c)
 }
 
 // MemberList implements Client.
 func (e Etcd) MemberList(ctx context.Context, endpoint string, serializable bool) ([]*etcdserverpb.Member, error) {
 	var out []*etcdserverpb.Member
-	err := e.with(endpoint, func(c *clientv3.Client) error {
+	err := e.with(ctx, endpoint, func(ctx context.Context, c *clientv3.Client) error {
 		var opts []clientv3.OpOption
 		if serializable {
 			opts = append(opts, clientv3.WithSerializable())
@@ -84,7 +107,7 @@ func (e Etcd) MemberList(ctx context.Context, endpoint string, serializable bool
 // MemberAdd implements Client.
 func (e Etcd) MemberAdd(ctx context.Context, endpoint string, peerURLs []string) (*etcdserverpb.Member, error) {
 	var out *etcdserverpb.Member
-	err := e.with(endpoint, func(c *clientv3.Client) error {
+	err := e.with(ctx, endpoint, func(ctx context.Context, c *clientv3.Client) error {
 		resp, err := c.MemberAdd(ctx, peerURLs)
 		if err == nil {
 			out = resp.Member
@@ -97,7 +120,7 @@ func (e Etcd) MemberAdd(ctx context.Context, endpoint string, peerURLs []string)
 // MemberAddAsLearner implements Client.
 func (e Etcd) MemberAddAsLearner(ctx context.Context, endpoint string, peerURLs []string) (*etcdserverpb.Member, error) {
 	var out *etcdserverpb.Member
-	err := e.with(endpoint, func(c *clientv3.Client) error {
+	err := e.with(ctx, endpoint, func(ctx context.Context, c *clientv3.Client) error {
 		resp, err := c.MemberAddAsLearner(ctx, peerURLs)
 		if err == nil {
 			out = resp.Member
@@ -109,7 +132,7 @@ func (e Etcd) MemberAddAsLearner(ctx context.Context, endpoint string, peerURLs 
 
 // MemberPromote implements Client.
 func (e Etcd) MemberPromote(ctx context.Context, endpoint string, id uint64) error {
-	return e.with(endpoint, func(c *clientv3.Client) error {
+	return e.with(ctx, endpoint, func(ctx context.Context, c *clientv3.Client) error {
 		_, err := c.MemberPromote(ctx, id)
 		return err
 	})
@@ -117,7 +140,7 @@ func (e Etcd) MemberPromote(ctx context.Context, endpoint string, id uint64) err
 
 // MemberRemove implements Client.
 func (e Etcd) MemberRemove(ctx context.Context, endpoint string, id uint64) error {
-	return e.with(endpoint, func(c *clientv3.Client) error {
+	return e.with(ctx, endpoint, func(ctx context.Context, c *clientv3.Client) error {
 		_, err := c.MemberRemove(ctx, id)
 		return err
 	})
@@ -125,7 +148,7 @@ func (e Etcd) MemberRemove(ctx context.Context, endpoint string, id uint64) erro
 
 // MoveLeader implements Client.
 func (e Etcd) MoveLeader(ctx context.Context, endpoint string, transferee uint64) error {
-	return e.with(endpoint, func(c *clientv3.Client) error {
+	return e.with(ctx, endpoint, func(ctx context.Context, c *clientv3.Client) error {
 		_, err := c.MoveLeader(ctx, transferee)
 		return err
 	})
@@ -134,7 +157,7 @@ func (e Etcd) MoveLeader(ctx context.Context, endpoint string, transferee uint64
 // Status implements Client.
 func (e Etcd) Status(ctx context.Context, endpoint string) (*clientv3.StatusResponse, error) {
 	var out *clientv3.StatusResponse
-	err := e.with(endpoint, func(c *clientv3.Client) error {
+	err := e.with(ctx, endpoint, func(ctx context.Context, c *clientv3.Client) error {
 		resp, err := c.Status(ctx, endpoint)
 		out = resp
 		return err

@@ -1,0 +1,251 @@
+// Package realnode runs the workshops' steps that need real containers: the
+// homework's table that survives delete and recreate, etcdctl inside a
+// member pod, a client on a Database's NodePort, gordon pods that really
+// run. Locally its cluster ("realnode") has the machine's real node
+// (scripts/node.sh) besides fake ones; on kind every node is real.
+package realnode
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"sigs.k8s.io/e2e-framework/pkg/env"
+	"sigs.k8s.io/e2e-framework/pkg/envconf"
+
+	"github.com/operator-workshops/workshop/tests/internal/cluster"
+)
+
+var (
+	testEnv env.Environment
+	suite   *cluster.Suite
+	// skip is why pods cannot really run here; empty when they can.
+	skip string
+)
+
+func TestMain(m *testing.M) {
+	var err error
+	if suite, err = cluster.NewRealNode(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	testEnv = env.NewWithConfig(envconf.New())
+	testEnv.Setup(suite.Setup("database", "gordon", "mysql-backup"),
+		func(ctx context.Context, cfg *envconf.Config) (context.Context, error) {
+			if ok, why := suite.RealContainers(ctx); !ok {
+				skip = why
+			}
+			return ctx, nil
+		})
+	testEnv.Finish(suite.Finish())
+	os.Exit(testEnv.Run(m))
+}
+
+// needReal skips a step that needs real containers on a cluster without them.
+func needReal(t *testing.T) {
+	t.Helper()
+	if skip != "" {
+		t.Skip("needs a real node: " + skip)
+	}
+}
+
+// kubectl runs kubectl against the suite's cluster and fails the test when it
+// fails.
+func kubectl(ctx context.Context, t *testing.T, args ...string) string {
+	t.Helper()
+	out, err := suite.Run(ctx, "kubectl", args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// eventually runs check every second until it returns nil or timeout passes.
+func eventually(t *testing.T, what string, timeout time.Duration, check func() error) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		err := check()
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %s waiting for %s: %v", timeout, what, err)
+		}
+		time.Sleep(time.Second)
+	}
+}
+
+// namespace creates a namespace for one test and deletes it after.
+func namespace(ctx context.Context, t *testing.T) string {
+	t.Helper()
+	ns := fmt.Sprintf("real-%d", time.Now().UnixNano()%1_000_000)
+	kubectl(ctx, t, "create", "namespace", ns)
+	t.Cleanup(func() { _, _ = suite.Run(context.Background(), "kubectl", "delete", "namespace", ns, "--wait=false") })
+	return ns
+}
+
+func TestTheRealNodeIsReady(t *testing.T) {
+	needReal(t)
+	ctx := context.Background()
+	out := kubectl(ctx, t, "get", "nodes", "-o",
+		`jsonpath={range .items[*]}{.metadata.name} {.status.conditions[?(@.type=="Ready")].status}{"\n"}{end}`)
+	if !strings.Contains(out, "real-node True") && suite.Provider == cluster.Local {
+		t.Errorf("kubectl get nodes: no Ready real-node:\n%s", out)
+	}
+}
+
+// The homework's own commands: its table survives `kubectl delete` and
+// `kubectl apply` through the real backup and restore Jobs on real volumes.
+func TestHomeworkTableSurvivesRecreate(t *testing.T) {
+	needReal(t)
+	ctx := context.Background()
+	ns := namespace(ctx, t)
+	sample := "operators/mysql-backup/config/samples/mysql-instance.yaml"
+	mysql := func(sql string) string {
+		t.Helper()
+		pod := kubectl(ctx, t, "get", "pods", "-n", ns, "-l", "app=mysql-instance", "-o", "jsonpath={.items[*].metadata.name}")
+		return kubectl(ctx, t, "exec", "-n", ns, strings.TrimSpace(pod), "--", "mysql", "-potuspassword", "-e", sql, "otus-database")
+	}
+	kubectl(ctx, t, "apply", "-n", ns, "-f", sample)
+	kubectl(ctx, t, "wait", "-n", ns, "--for=condition=Ready", "mysql/mysql-instance", "--timeout=5m")
+	mysql("CREATE TABLE test ( id smallint unsigned not null auto_increment, name varchar(20) not null, constraint pk_example primary key (id) );")
+	mysql("INSERT INTO test ( id, name ) VALUES ( null, 'some data' );")
+	mysql("INSERT INTO test ( id, name ) VALUES ( null, 'some data-2' );")
+
+	kubectl(ctx, t, "delete", "-n", ns, "mysqls.otus.homework", "mysql-instance", "--timeout=5m")
+	if out := kubectl(ctx, t, "get", "jobs", "-n", ns); !strings.Contains(out, "backup-mysql-instance-job") {
+		t.Fatalf("kubectl get jobs does not show the backup job:\n%s", out)
+	}
+	kubectl(ctx, t, "wait", "-n", ns, "--for=delete", "pods", "-l", "app=mysql-instance", "--timeout=3m")
+	kubectl(ctx, t, "apply", "-n", ns, "-f", sample)
+	kubectl(ctx, t, "wait", "-n", ns, "--for=condition=Ready", "mysql/mysql-instance", "--timeout=5m")
+	if from := kubectl(ctx, t, "get", "-n", ns, "mysql/mysql-instance", "-o", "jsonpath={.status.restoredFrom}"); from == "" {
+		t.Errorf("the new MySQL says it restored nothing")
+	}
+	out := mysql("select * from test;")
+	for _, row := range []string{"1\tsome data\n", "2\tsome data-2\n"} {
+		if !strings.Contains(out, row) {
+			t.Errorf("select * from test does not show %q:\n%s", row, out)
+		}
+	}
+}
+
+// The prgcont workshop's etcd steps, with the operator run from outside the
+// cluster (it reaches the members through the API server): etcdctl member
+// list, put /here test, scale to 5, get /here.
+func TestWorkshopEtcdctl(t *testing.T) {
+	needReal(t)
+	ctx := context.Background()
+	ns := namespace(ctx, t)
+	if suite.Provider == cluster.Local {
+		if err := suite.StartInstance(ctx, "etcd-cluster-"+ns, "etcd-cluster", "--namespace="+ns); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = suite.KillOperator(context.Background(), "etcd-cluster-"+ns) })
+	}
+	kubectl(ctx, t, "apply", "-n", ns, "-f", "operators/etcd-cluster/config/samples/example-etcd-cluster.yaml")
+	kubectl(ctx, t, "wait", "-n", ns, "--for=condition=Ready", "etcdcluster/example-etcd-cluster", "--timeout=5m")
+	etcdctl := func(args ...string) string {
+		t.Helper()
+		pod := strings.Fields(kubectl(ctx, t, "get", "po", "-n", ns, "-l", "etcd_cluster=example-etcd-cluster",
+			"-o", "jsonpath={.items[*].metadata.name}"))[0]
+		// stdout only: etcdctl 3.6 (the local stand-in of 3.2.13) warns on
+		// stderr about the ETCDCTL_API=3 that 3.2 needs.
+		cmd := suite.Command(ctx, "kubectl", append([]string{"exec", "-n", ns, pod, "--", "etcdctl"}, args...)...)
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("etcdctl %v: %v\n%s", args, err, out)
+		}
+		return string(out)
+	}
+	if out := etcdctl("member", "list"); strings.Count(strings.TrimSpace(out), "\n") != 2 {
+		t.Errorf("etcdctl member list should list 3 members:\n%s", out)
+	}
+	etcdctl("put", "/here", "test")
+
+	kubectl(ctx, t, "patch", "-n", ns, "etcdcluster/example-etcd-cluster", "--type=merge", "-p", `{"spec":{"size":5}}`)
+	eventually(t, "5 ready members", 5*time.Minute, func() error {
+		out, err := suite.Run(ctx, "kubectl", "get", "-n", ns, "etcdcluster/example-etcd-cluster", "-o",
+			`jsonpath={.status.size} {.status.conditions[?(@.type=="Ready")].status}`)
+		if err != nil || strings.TrimSpace(out) != "5 True" {
+			return fmt.Errorf("size and Ready: %q %w", out, err)
+		}
+		return nil
+	})
+	if out := etcdctl("member", "list"); strings.Count(strings.TrimSpace(out), "\n") != 4 {
+		t.Errorf("etcdctl member list should list 5 members:\n%s", out)
+	}
+	if out := etcdctl("get", "/here"); out != "/here\ntest\n" {
+		t.Errorf("etcdctl get /here = %q, want /here and test", out)
+	}
+}
+
+// A client outside the cluster reaches a Database through its NodePort: the
+// mysql client of this machine connects to the real server in the pod.
+func TestDatabaseNodePort(t *testing.T) {
+	needReal(t)
+	if suite.Provider != cluster.Local {
+		t.Skip("connects from this machine to the node's address, which is only this machine locally")
+	}
+	ctx := context.Background()
+	ns := namespace(ctx, t)
+	kubectl(ctx, t, "apply", "-n", ns, "-f", "operators/database/config/samples/mysql-db.yaml")
+	kubectl(ctx, t, "wait", "-n", ns, "--for=condition=Ready", "database/mysql-db", "--timeout=5m")
+	port := kubectl(ctx, t, "get", "-n", ns, "service/mysql-db", "-o", "jsonpath={.spec.ports[0].nodePort}")
+	password := kubectl(ctx, t, "get", "-n", ns, "secret/mysql-db-root-password", "-o", "jsonpath={.data.password}")
+	out := kubectl(ctx, t, "get", "-n", ns, "pod/mysql-db", "-o", "jsonpath={.spec.nodeName}")
+	if out != "real-node" {
+		t.Fatalf("pod/mysql-db runs on %q, want the real node", out)
+	}
+	eventually(t, "mysql on the NodePort", 2*time.Minute, func() error {
+		cmd := suite.Command(ctx, "bash", "-c",
+			`mysql -h 127.0.0.1 -P "$PORT" -u root -p"$(echo "$PASSWORD" | base64 -d)" -N -e 'select 40 + 2'`)
+		cmd.Env = append(cmd.Env, "PORT="+port, "PASSWORD="+password)
+		got, err := cmd.CombinedOutput()
+		if err != nil || strings.TrimSpace(string(got)) != "42" {
+			return fmt.Errorf("%w: %s", err, got)
+		}
+		return nil
+	})
+}
+
+// The gordon pods really run: they log, and a deleted one is replaced by a
+// pod whose container really starts.
+func TestGordonPodsReallyRun(t *testing.T) {
+	needReal(t)
+	ctx := context.Background()
+	ns := namespace(ctx, t)
+	kubectl(ctx, t, "apply", "-n", ns, "-f", "operators/gordon/config/samples/gordoncluster.yaml")
+	kubectl(ctx, t, "wait", "-n", ns, "--for=condition=Ready", "gordon/gordoncluster", "--timeout=3m")
+	pods := strings.Fields(kubectl(ctx, t, "get", "pods", "-n", ns, "-l", "app.kubernetes.io/instance=gordoncluster",
+		"-o", "jsonpath={.items[*].metadata.name}"))
+	if len(pods) != 3 {
+		t.Fatalf("pods %v, want 3", pods)
+	}
+	if logs := kubectl(ctx, t, "logs", "-n", ns, pods[0]); strings.TrimSpace(logs) == "" {
+		t.Errorf("kubectl logs %s is empty: the container did not run", pods[0])
+	}
+	kubectl(ctx, t, "delete", "pod", "-n", ns, pods[0])
+	eventually(t, "a replacement whose container runs", 3*time.Minute, func() error {
+		out, err := suite.Run(ctx, "kubectl", "get", "pods", "-n", ns, "-l", "app.kubernetes.io/instance=gordoncluster", "-o",
+			`jsonpath={range .items[*]}{.metadata.name} {.spec.nodeName} {.status.containerStatuses[0].state.running.startedAt}{"\n"}{end}`)
+		if err != nil {
+			return err
+		}
+		running := 0
+		for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+			f := strings.Fields(line)
+			if len(f) == 3 && f[0] != pods[0] {
+				running++
+			}
+		}
+		if running != 3 {
+			return fmt.Errorf("want 3 running containers besides the deleted pod:\n%s", out)
+		}
+		return nil
+	})
+}
