@@ -186,6 +186,42 @@ func memberIDs(t *testing.T, c *etcdv1.EtcdCluster) map[string]uint64 {
 	return out
 }
 
+// Runs first: later in the package the embedded servers of the earlier tests
+// (stopped, but some still closing) slow this process enough that the roll's
+// probes time out (see the note on issue 4).
+func TestVersionChangeRollsMembersKeepingData(t *testing.T) {
+	ns := suite.Namespace(t, nil)
+	startKubelet(t, suite.Client, ns)
+	c := workshopCluster(ns)
+	c.Spec.Version = "3.5.0"
+	create(t, c)
+	waitHealthy(t, c, 3)
+	put(t, c)
+	before := memberIDs(t, c)
+
+	update(t, c, func(s *etcdv1.ClusterSpec) { s.Version = "3.6.0" })
+	testenv.Eventually(t, "every pod on the new image", func(ctx context.Context) error {
+		var pods corev1.PodList
+		if err := suite.Client.List(ctx, &pods, client.InNamespace(ns)); err != nil {
+			return err
+		}
+		for _, p := range pods.Items {
+			if img := p.Spec.Containers[0].Image; img != "docker.io/prgcont/etcd:v3.6.0" {
+				return fmt.Errorf("%s runs %s", p.Name, img)
+			}
+		}
+		return nil
+	})
+	got := waitHealthy(t, c, 3)
+	if got.Status.CurrentVersion != "3.6.0" || got.Status.TargetVersion != "" {
+		t.Errorf("versions %q -> %q", got.Status.CurrentVersion, got.Status.TargetVersion)
+	}
+	expectKey(t, c)
+	if after := memberIDs(t, c); !mapsEqual(before, after) {
+		t.Errorf("members %v became %v: a version roll keeps the members", before, after)
+	}
+}
+
 func TestWorkshopClusterScalesUpAndDownKeepingData(t *testing.T) {
 	ns := suite.Namespace(t, nil)
 	startKubelet(t, suite.Client, ns)
@@ -416,39 +452,6 @@ func TestPausedClusterIsNotChanged(t *testing.T) {
 
 	update(t, c, func(s *etcdv1.ClusterSpec) { s.Paused = false })
 	waitHealthy(t, c, 5)
-}
-
-func TestVersionChangeRollsMembersKeepingData(t *testing.T) {
-	ns := suite.Namespace(t, nil)
-	startKubelet(t, suite.Client, ns)
-	c := workshopCluster(ns)
-	c.Spec.Version = "3.5.0"
-	create(t, c)
-	waitHealthy(t, c, 3)
-	put(t, c)
-	before := memberIDs(t, c)
-
-	update(t, c, func(s *etcdv1.ClusterSpec) { s.Version = "3.6.0" })
-	testenv.Eventually(t, "every pod on the new image", func(ctx context.Context) error {
-		var pods corev1.PodList
-		if err := suite.Client.List(ctx, &pods, client.InNamespace(ns)); err != nil {
-			return err
-		}
-		for _, p := range pods.Items {
-			if img := p.Spec.Containers[0].Image; img != "docker.io/prgcont/etcd:v3.6.0" {
-				return fmt.Errorf("%s runs %s", p.Name, img)
-			}
-		}
-		return nil
-	})
-	got := waitHealthy(t, c, 3)
-	if got.Status.CurrentVersion != "3.6.0" || got.Status.TargetVersion != "" {
-		t.Errorf("versions %q -> %q", got.Status.CurrentVersion, got.Status.TargetVersion)
-	}
-	expectKey(t, c)
-	if after := memberIDs(t, c); !mapsEqual(before, after) {
-		t.Errorf("members %v became %v: a version roll keeps the members", before, after)
-	}
 }
 
 // With no node to run the pods, the first members are created and the

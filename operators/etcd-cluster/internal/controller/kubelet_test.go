@@ -229,6 +229,9 @@ func (k *kubelet) stop(name string) {
 	k.closing.Add(1)
 	go func() {
 		defer k.closing.Done()
+		// As a killed container: no leadership hand-over, no waiting for
+		// peers; the data directory stays as it is.
+		s.etcd.Server.HardStop()
 		s.etcd.Close()
 	}()
 }

@@ -58,8 +58,7 @@ func NewEtcd(config clientv3.Config) Etcd {
 const callTimeout = 10 * time.Second
 
 // with runs call on a client of endpoint alone. It returns when ctx ends
-// even if the client does not (a gRPC dial can outlive its context); the
-// client is closed once the call returns.
+// even if the call does not; the client is closed once the call returns.
 func (e Etcd) with(ctx context.Context, endpoint string, call func(context.Context, *clientv3.Client) error) error {
 	if _, ok := ctx.Deadline(); !ok {
 		var cancel context.CancelFunc
@@ -68,14 +67,12 @@ func (e Etcd) with(ctx context.Context, endpoint string, call func(context.Conte
 	}
 	cfg := e.config
 	cfg.Endpoints = []string{endpoint}
-	cfg.Context = ctx
+	c, err := clientv3.New(cfg)
+	if err != nil {
+		return fmt.Errorf("connect to etcd at %s: %w", endpoint, err)
+	}
 	done := make(chan error, 1)
 	go func() {
-		c, err := clientv3.New(cfg)
-		if err != nil {
-			done <- fmt.Errorf("connect to etcd at %s: %w", endpoint, err)
-			return
-		}
 		defer func() { _ = c.Close() }()
 		done <- call(ctx, c)
 	}()
