@@ -222,6 +222,81 @@ func TestVersionChangeRollsMembersKeepingData(t *testing.T) {
 	}
 }
 
+// The operator stops after etcd added a member and before its pod exists (a
+// quota refuses the pod): the new operator starts that member, it does not
+// add another.
+func TestRestartBetweenMemberAddAndPod(t *testing.T) {
+	ns := suite.Namespace(t, nil)
+	startKubelet(t, suite.Client, ns)
+	c := workshopCluster(ns)
+	create(t, c)
+	waitHealthy(t, c, 3)
+	put(t, c)
+
+	ctx := context.Background()
+	quota := &corev1.ResourceQuota{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "no-more-pods"},
+		Spec:       corev1.ResourceQuotaSpec{Hard: corev1.ResourceList{corev1.ResourcePods: resource.MustParse("3")}},
+	}
+	if err := suite.Client.Create(ctx, quota); err != nil {
+		t.Fatal(err)
+	}
+	update(t, c, func(s *etcdv1.ClusterSpec) { s.Size = 4 })
+	testenv.Eventually(t, "etcd to list a fourth member", func(context.Context) error {
+		if ids := memberIDs(t, c); len(ids) != 4 {
+			return fmt.Errorf("members %v", ids)
+		}
+		return nil
+	})
+	if pods, _ := children(ctx, t, c); len(pods) != 3 {
+		t.Fatalf("pods %v: the quota should hold the fourth", pods)
+	}
+
+	suite.Restart(t)
+	if err := suite.Client.Delete(ctx, quota); err != nil {
+		t.Fatal(err)
+	}
+	waitHealthy(t, c, 4)
+	if ids := memberIDs(t, c); len(ids) != 4 {
+		t.Errorf("etcd lists %v, want 4 members", ids)
+	}
+	expectKey(t, c)
+}
+
+func TestPausedClusterIsNotChanged(t *testing.T) {
+	ns := suite.Namespace(t, nil)
+	startKubelet(t, suite.Client, ns)
+	c := workshopCluster(ns)
+	create(t, c)
+	waitHealthy(t, c, 3)
+
+	update(t, c, func(s *etcdv1.ClusterSpec) { s.Paused, s.Size = true, 5 })
+	testenv.Eventually(t, "the status to say paused", func(ctx context.Context) error {
+		got, err := get(ctx, c)
+		if err != nil {
+			return err
+		}
+		if !got.Status.ControlPaused || got.Status.ObservedGeneration != got.Generation {
+			return fmt.Errorf("status %+v", got.Status)
+		}
+		return nil
+	})
+	time.Sleep(3 * time.Second) // a scale up would have added a member by now
+	if ids := memberIDs(t, c); len(ids) != 3 {
+		t.Fatalf("paused, etcd lists %v", ids)
+	}
+	if pods, _ := children(context.Background(), t, c); len(pods) != 3 {
+		t.Fatalf("paused, pods %v", pods)
+	}
+
+	update(t, c, func(s *etcdv1.ClusterSpec) { s.Paused = false })
+	waitHealthy(t, c, 5)
+}
+
+// With no node to run the pods, the first members are created and the
+// status says the cluster is starting. A cluster annotated for a
+// cluster-wide operator is left alone.
+
 func TestWorkshopClusterScalesUpAndDownKeepingData(t *testing.T) {
 	ns := suite.Namespace(t, nil)
 	startKubelet(t, suite.Client, ns)
@@ -383,80 +458,6 @@ func TestMemberWithLostVolumeIsReplaced(t *testing.T) {
 	expectKey(t, c)
 }
 
-// The operator stops after etcd added a member and before its pod exists (a
-// quota refuses the pod): the new operator starts that member, it does not
-// add another.
-func TestRestartBetweenMemberAddAndPod(t *testing.T) {
-	ns := suite.Namespace(t, nil)
-	startKubelet(t, suite.Client, ns)
-	c := workshopCluster(ns)
-	create(t, c)
-	waitHealthy(t, c, 3)
-	put(t, c)
-
-	ctx := context.Background()
-	quota := &corev1.ResourceQuota{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "no-more-pods"},
-		Spec:       corev1.ResourceQuotaSpec{Hard: corev1.ResourceList{corev1.ResourcePods: resource.MustParse("3")}},
-	}
-	if err := suite.Client.Create(ctx, quota); err != nil {
-		t.Fatal(err)
-	}
-	update(t, c, func(s *etcdv1.ClusterSpec) { s.Size = 4 })
-	testenv.Eventually(t, "etcd to list a fourth member", func(context.Context) error {
-		if ids := memberIDs(t, c); len(ids) != 4 {
-			return fmt.Errorf("members %v", ids)
-		}
-		return nil
-	})
-	if pods, _ := children(ctx, t, c); len(pods) != 3 {
-		t.Fatalf("pods %v: the quota should hold the fourth", pods)
-	}
-
-	suite.Restart(t)
-	if err := suite.Client.Delete(ctx, quota); err != nil {
-		t.Fatal(err)
-	}
-	waitHealthy(t, c, 4)
-	if ids := memberIDs(t, c); len(ids) != 4 {
-		t.Errorf("etcd lists %v, want 4 members", ids)
-	}
-	expectKey(t, c)
-}
-
-func TestPausedClusterIsNotChanged(t *testing.T) {
-	ns := suite.Namespace(t, nil)
-	startKubelet(t, suite.Client, ns)
-	c := workshopCluster(ns)
-	create(t, c)
-	waitHealthy(t, c, 3)
-
-	update(t, c, func(s *etcdv1.ClusterSpec) { s.Paused, s.Size = true, 5 })
-	testenv.Eventually(t, "the status to say paused", func(ctx context.Context) error {
-		got, err := get(ctx, c)
-		if err != nil {
-			return err
-		}
-		if !got.Status.ControlPaused || got.Status.ObservedGeneration != got.Generation {
-			return fmt.Errorf("status %+v", got.Status)
-		}
-		return nil
-	})
-	time.Sleep(3 * time.Second) // a scale up would have added a member by now
-	if ids := memberIDs(t, c); len(ids) != 3 {
-		t.Fatalf("paused, etcd lists %v", ids)
-	}
-	if pods, _ := children(context.Background(), t, c); len(pods) != 3 {
-		t.Fatalf("paused, pods %v", pods)
-	}
-
-	update(t, c, func(s *etcdv1.ClusterSpec) { s.Paused = false })
-	waitHealthy(t, c, 5)
-}
-
-// With no node to run the pods, the first members are created and the
-// status says the cluster is starting. A cluster annotated for a
-// cluster-wide operator is left alone.
 func TestBootstrapWithoutNodesAndScope(t *testing.T) {
 	ns := suite.Namespace(t, nil)
 	c := workshopCluster(ns)

@@ -27,9 +27,9 @@ var suite = &testenv.Suite{
 		return (&EtcdClusterReconciler{
 			Client:       mgr.GetClient(),
 			Recorder:     mgr.GetEventRecorder(fieldOwner),
-			Etcd:         membership.NewEtcd(clientv3.Config{DialTimeout: 2 * time.Second}),
+			Etcd:         membership.NewEtcd(clientv3.Config{DialTimeout: 5 * time.Second}),
 			Addressing:   network.For,
-			ProbeTimeout: time.Second,
+			ProbeTimeout: 3 * time.Second,
 		}).SetupWithManager(mgr)
 	},
 }
