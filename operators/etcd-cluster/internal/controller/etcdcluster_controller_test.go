@@ -241,6 +241,27 @@ func TestRestartBetweenMemberAddAndPod(t *testing.T) {
 	if err := suite.Client.Create(ctx, quota); err != nil {
 		t.Fatal(err)
 	}
+	// envtest has no quota controller: the test says the quota is used up.
+	quota.Status = corev1.ResourceQuotaStatus{
+		Hard: corev1.ResourceList{corev1.ResourcePods: resource.MustParse("3")},
+		Used: corev1.ResourceList{corev1.ResourcePods: resource.MustParse("3")},
+	}
+	if err := suite.Client.Status().Update(ctx, quota); err != nil {
+		t.Fatal(err)
+	}
+	// The API server admits against the quota once its informer has it: wait
+	// until a pod is refused.
+	testenv.Eventually(t, "the quota to refuse pods", func(ctx context.Context) error {
+		probe := &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Namespace: ns, GenerateName: "quota-probe-"},
+			Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "none"}}},
+		}
+		if err := suite.Client.Create(ctx, probe); err != nil {
+			return nil
+		}
+		_ = suite.Client.Delete(ctx, probe)
+		return fmt.Errorf("pod %s was admitted", probe.Name)
+	})
 	update(t, c, func(s *etcdv1.ClusterSpec) { s.Size = 4 })
 	testenv.Eventually(t, "etcd to list a fourth member", func(context.Context) error {
 		if ids := memberIDs(t, c); len(ids) != 4 {
