@@ -117,24 +117,8 @@ create() {
 	rm -f "$config"
 }
 
-# poll SECONDS COMMAND...: runs COMMAND every half second until it succeeds;
-# fails after SECONDS.
-poll() {
-	local timeout=$1 start=$SECONDS
-	shift
-	until "$@" >/dev/null 2>&1; do
-		[ $((SECONDS - start)) -lt "$timeout" ] || return 1
-		sleep 0.5
-	done
-}
-
-# wait_until DESCRIPTION SECONDS COMMAND...: polls COMMAND and says how long it took.
-wait_until() {
-	local what=$1 timeout=$2 start=$SECONDS
-	shift 2
-	poll "$timeout" "$@" || die "timed out after ${timeout}s waiting for $what"
-	say "$what ($((SECONDS - start))s)"
-}
+# shellcheck source=scripts/wait.sh
+. "$root/scripts/wait.sh"
 
 # set_context makes the cluster's context current in the user's kubeconfig.
 # kwokctl adds it only when it creates a cluster; a reused one may have lost it,

@@ -57,22 +57,8 @@ die() { say "$*"; exit 1; }
 
 k() { kubectl --kubeconfig "$dir/kubeconfig-$name.yaml" "$@"; }
 
-# poll SECONDS COMMAND...: runs COMMAND every half second until it succeeds.
-poll() {
-	local timeout=$1 start=$SECONDS
-	shift
-	until "$@" >/dev/null 2>&1; do
-		[ $((SECONDS - start)) -lt "$timeout" ] || return 1
-		sleep 0.5
-	done
-}
-
-wait_until() {
-	local what=$1 timeout=$2 start=$SECONDS
-	shift 2
-	poll "$timeout" "$@" || die "timed out after ${timeout}s waiting for $what"
-	say "$what ($((SECONDS - start))s)"
-}
+# shellcheck source=scripts/wait.sh
+. "$root/scripts/wait.sh"
 
 # missing prints what this machine lacks to run a real node, one item a line.
 missing() {

@@ -3,6 +3,7 @@ package controller
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"testing"
@@ -32,6 +33,20 @@ func workshopCluster(ns string) *etcdv1.EtcdCluster {
 		ObjectMeta: metav1.ObjectMeta{Name: "example-etcd-cluster", Namespace: ns},
 		Spec:       etcdv1.ClusterSpec{Size: 3, Version: "3.2.13", Repository: "docker.io/prgcont/etcd"},
 	}
+}
+
+// running creates the workshop's cluster, changed by edit, in a namespace of
+// its own with a kubelet, and returns it once its members are healthy.
+func running(t *testing.T, edit func(*etcdv1.ClusterSpec)) *etcdv1.EtcdCluster {
+	t.Helper()
+	ns := suite.Namespace(t, nil)
+	startKubelet(t, suite.Client, ns)
+	c := workshopCluster(ns)
+	if edit != nil {
+		edit(&c.Spec)
+	}
+	create(t, c)
+	return waitHealthy(t, c, c.Spec.Size)
 }
 
 func create(t *testing.T, c *etcdv1.EtcdCluster) {
@@ -190,12 +205,8 @@ func memberIDs(t *testing.T, c *etcdv1.EtcdCluster) map[string]uint64 {
 // (stopped, but some still closing) slow this process enough that the roll's
 // probes time out (see the note on issue 4).
 func TestVersionChangeRollsMembersKeepingData(t *testing.T) {
-	ns := suite.Namespace(t, nil)
-	startKubelet(t, suite.Client, ns)
-	c := workshopCluster(ns)
-	c.Spec.Version = "3.5.0"
-	create(t, c)
-	waitHealthy(t, c, 3)
+	c := running(t, func(s *etcdv1.ClusterSpec) { s.Version = "3.5.0" })
+	ns := c.Namespace
 	put(t, c)
 	before := memberIDs(t, c)
 
@@ -217,7 +228,7 @@ func TestVersionChangeRollsMembersKeepingData(t *testing.T) {
 		t.Errorf("versions %q -> %q", got.Status.CurrentVersion, got.Status.TargetVersion)
 	}
 	expectKey(t, c)
-	if after := memberIDs(t, c); !mapsEqual(before, after) {
+	if after := memberIDs(t, c); !maps.Equal(before, after) {
 		t.Errorf("members %v became %v: a version roll keeps the members", before, after)
 	}
 }
@@ -226,11 +237,8 @@ func TestVersionChangeRollsMembersKeepingData(t *testing.T) {
 // quota refuses the pod): the new operator starts that member, it does not
 // add another.
 func TestRestartBetweenMemberAddAndPod(t *testing.T) {
-	ns := suite.Namespace(t, nil)
-	startKubelet(t, suite.Client, ns)
-	c := workshopCluster(ns)
-	create(t, c)
-	waitHealthy(t, c, 3)
+	c := running(t, nil)
+	ns := c.Namespace
 	put(t, c)
 
 	ctx := context.Background()
@@ -285,11 +293,7 @@ func TestRestartBetweenMemberAddAndPod(t *testing.T) {
 }
 
 func TestPausedClusterIsNotChanged(t *testing.T) {
-	ns := suite.Namespace(t, nil)
-	startKubelet(t, suite.Client, ns)
-	c := workshopCluster(ns)
-	create(t, c)
-	waitHealthy(t, c, 3)
+	c := running(t, nil)
 
 	update(t, c, func(s *etcdv1.ClusterSpec) { s.Paused, s.Size = true, 5 })
 	testenv.Eventually(t, "the status to say paused", func(ctx context.Context) error {
@@ -319,13 +323,9 @@ func TestPausedClusterIsNotChanged(t *testing.T) {
 // cluster-wide operator is left alone.
 
 func TestWorkshopClusterScalesUpAndDownKeepingData(t *testing.T) {
-	ns := suite.Namespace(t, nil)
-	startKubelet(t, suite.Client, ns)
-	c := workshopCluster(ns)
-	create(t, c)
-
-	got := waitHealthy(t, c, 3)
-	st := got.Status
+	c := running(t, nil)
+	ns := c.Namespace
+	st := c.Status
 	if st.Phase != etcdv1.PhaseRunning || st.ServiceName != "example-etcd-cluster-client" || st.ClientPort != 2379 || st.CurrentVersion != "3.2.13" || st.Size != 3 {
 		t.Errorf("status = %+v", st)
 	}
@@ -368,12 +368,8 @@ func TestWorkshopClusterScalesUpAndDownKeepingData(t *testing.T) {
 }
 
 func TestLearnersFromEtcd34(t *testing.T) {
-	ns := suite.Namespace(t, nil)
-	startKubelet(t, suite.Client, ns)
-	c := workshopCluster(ns)
-	c.Spec.Size, c.Spec.Version = 1, "3.6.0"
-	create(t, c)
-	waitHealthy(t, c, 1)
+	c := running(t, func(s *etcdv1.ClusterSpec) { s.Size, s.Version = 1, "3.6.0" })
+	ns := c.Namespace
 	put(t, c)
 
 	update(t, c, func(s *etcdv1.ClusterSpec) { s.Size = 3 })
@@ -397,11 +393,8 @@ func TestLearnersFromEtcd34(t *testing.T) {
 // The coreos operator kept data in emptyDir: when every pod died, the data
 // was gone. Here the pods come back on their volumes.
 func TestAllPodsDeletedComeBackWithTheirData(t *testing.T) {
-	ns := suite.Namespace(t, nil)
-	startKubelet(t, suite.Client, ns)
-	c := workshopCluster(ns)
-	create(t, c)
-	waitHealthy(t, c, 3)
+	c := running(t, nil)
+	ns := c.Namespace
 	put(t, c)
 	before := memberIDs(t, c)
 
@@ -431,31 +424,16 @@ func TestAllPodsDeletedComeBackWithTheirData(t *testing.T) {
 	})
 	waitHealthy(t, c, 3)
 	expectKey(t, c)
-	if after := memberIDs(t, c); !mapsEqual(before, after) {
+	if after := memberIDs(t, c); !maps.Equal(before, after) {
 		t.Errorf("members %v became %v: the pods should come back as the same members", before, after)
 	}
-}
-
-func mapsEqual(a, b map[string]uint64) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for k, v := range a {
-		if b[k] != v {
-			return false
-		}
-	}
-	return true
 }
 
 // A member whose volume is gone cannot come back: it is removed and an
 // empty member of the same name is added, which copies the data.
 func TestMemberWithLostVolumeIsReplaced(t *testing.T) {
-	ns := suite.Namespace(t, nil)
-	startKubelet(t, suite.Client, ns)
-	c := workshopCluster(ns)
-	create(t, c)
-	waitHealthy(t, c, 3)
+	c := running(t, nil)
+	ns := c.Namespace
 	put(t, c)
 	before := memberIDs(t, c)
 

@@ -188,13 +188,8 @@ func (r *EtcdClusterReconciler) reconcileMembers(ctx context.Context, c *etcdv1.
 // bootstrap cut short by a restart is completed with the member list the
 // first pods were given.
 func (r *EtcdClusterReconciler) bootstrap(ctx context.Context, c *etcdv1.EtcdCluster, obs observed) (ctrl.Result, error) {
-	addr := r.addressing(c)
 	names := bootstrapMembers(c, obs)
-	var initial []membership.Member
-	for _, n := range names {
-		initial = append(initial, membership.Member{Name: n, PeerURLs: []string{addr.PeerURL(n)}})
-	}
-	how := start{initialCluster: membership.InitialCluster(initial)}
+	how := start{initialCluster: initialCluster(r.addressing(c), names)}
 	var created []string
 	for _, n := range names {
 		did, err := r.ensureMember(ctx, c, obs, n, 0, how)
@@ -211,6 +206,16 @@ func (r *EtcdClusterReconciler) bootstrap(ctx context.Context, c *etcdv1.EtcdClu
 	}
 	bootstrapping(c, names)
 	return ctrl.Result{RequeueAfter: requeueSoon}, nil
+}
+
+// initialCluster is the --initial-cluster of members names, at the peer URLs
+// addr gives them.
+func initialCluster(addr Addressing, names []string) string {
+	ms := make([]membership.Member, len(names))
+	for i, n := range names {
+		ms[i] = membership.Member{Name: n, PeerURLs: []string{addr.PeerURL(n)}}
+	}
+	return membership.InitialCluster(ms)
 }
 
 // bootstrapMembers are the names in the --initial-cluster of the first pods,
@@ -277,11 +282,7 @@ func finished(p *corev1.Pod) bool {
 func (r *EtcdClusterReconciler) restorePods(ctx context.Context, c *etcdv1.EtcdCluster, obs observed, names []string, members []membership.Member) error {
 	how := start{initialCluster: membership.InitialCluster(members), existing: true}
 	if len(members) == 0 {
-		var ms []membership.Member
-		for _, n := range obs.names(c.Name) {
-			ms = append(ms, membership.Member{Name: n, PeerURLs: []string{r.addressing(c).PeerURL(n)}})
-		}
-		how.initialCluster = membership.InitialCluster(ms)
+		how.initialCluster = initialCluster(r.addressing(c), obs.names(c.Name))
 	}
 	var restored []string
 	for _, n := range names {
