@@ -142,6 +142,15 @@ func freePort(t *testing.T) int {
 // that exists is used as it is, and then the flags are ignored.
 func (tc *testCluster) launch(name, initialCluster, state string) *embed.Etcd {
 	tc.t.Helper()
+	e, err := tc.tryLaunch(name, initialCluster, state)
+	if err != nil {
+		tc.t.Fatalf("start %s: %v", name, err)
+	}
+	return e
+}
+
+// tryLaunch is launch that returns the server's refusal to start.
+func (tc *testCluster) tryLaunch(name, initialCluster, state string) (*embed.Etcd, error) {
 	tc.closing.Wait() // a server of the same name may still be closing
 	cfg := embed.NewConfig()
 	cfg.Name = name
@@ -159,10 +168,10 @@ func (tc *testCluster) launch(name, initialCluster, state string) *embed.Etcd {
 	cfg.ZapLoggerBuilder = embed.NewZapLoggerBuilder(zap.NewNop())
 	e, err := embed.StartEtcd(cfg)
 	if err != nil {
-		tc.t.Fatalf("start %s: %v", name, err)
+		return nil, err
 	}
 	tc.servers[name] = e
-	return e
+	return e, nil
 }
 
 func (tc *testCluster) ready(e *embed.Etcd) {
@@ -176,9 +185,27 @@ func (tc *testCluster) ready(e *embed.Etcd) {
 	}
 }
 
-// start is the operator carrying out a Start step.
+// start is the operator carrying out a Start step, and the kubelet
+// restarting the member's container until it runs. A new member asks one of
+// the others for the member list; one that has not applied the MemberAdd yet
+// (a learner just promoted, say) answers without the new member, and the
+// server exits with "member count is unequal". A pod would crash and be
+// restarted; so is the server here.
 func (tc *testCluster) start(step Step) {
-	tc.ready(tc.launch(step.Member.Name, step.InitialCluster, embed.ClusterStateFlagExisting))
+	tc.t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		e, err := tc.tryLaunch(step.Member.Name, step.InitialCluster, embed.ClusterStateFlagExisting)
+		if err == nil {
+			tc.ready(e)
+			return
+		}
+		if time.Now().After(deadline) {
+			tc.t.Fatalf("start %s: %v (still after 20s)", step.Member.Name, err)
+		}
+		tc.t.Logf("start %s: %v; restarting it, as the kubelet would", step.Member.Name, err)
+		time.Sleep(500 * time.Millisecond)
+	}
 }
 
 // stopAll stops the followers together, then the leader: a leader that
