@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/e2e-framework/pkg/env"
 	"sigs.k8s.io/e2e-framework/pkg/envconf"
 
+	"github.com/operator-workshops/workshop/operators/common/testenv"
 	"github.com/operator-workshops/workshop/tests/internal/cluster"
 )
 
@@ -61,22 +62,6 @@ func kubectl(ctx context.Context, t *testing.T, args ...string) string {
 		t.Fatal(err)
 	}
 	return out
-}
-
-// eventually runs check every second until it returns nil or timeout passes.
-func eventually(t *testing.T, what string, timeout time.Duration, check func() error) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		err := check()
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s: %v", timeout, what, err)
-		}
-		time.Sleep(time.Second)
-	}
 }
 
 // namespace creates a namespace for one test and deletes it after.
@@ -169,7 +154,7 @@ func TestWorkshopEtcdctl(t *testing.T) {
 	etcdctl("put", "/here", "test")
 
 	kubectl(ctx, t, "patch", "-n", ns, "etcdcluster/example-etcd-cluster", "--type=merge", "-p", `{"spec":{"size":5}}`)
-	eventually(t, "5 ready members", 5*time.Minute, func() error {
+	testenv.EventuallyWithin(t, 5*time.Minute, "5 ready members", func(ctx context.Context) error {
 		out, err := suite.Run(ctx, "kubectl", "get", "-n", ns, "etcdcluster/example-etcd-cluster", "-o",
 			`jsonpath={.status.size} {.status.conditions[?(@.type=="Ready")].status}`)
 		if err != nil || strings.TrimSpace(out) != "5 True" {
@@ -202,7 +187,7 @@ func TestDatabaseNodePort(t *testing.T) {
 	if out != "real-node" {
 		t.Fatalf("pod/mysql-db runs on %q, want the real node", out)
 	}
-	eventually(t, "mysql on the NodePort", 2*time.Minute, func() error {
+	testenv.EventuallyWithin(t, 2*time.Minute, "mysql on the NodePort", func(ctx context.Context) error {
 		cmd := suite.Command(ctx, "bash", "-c",
 			`mysql -h 127.0.0.1 -P "$PORT" -u root -p"$(echo "$PASSWORD" | base64 -d)" -N -e 'select 40 + 2'`)
 		cmd.Env = append(cmd.Env, "PORT="+port, "PASSWORD="+password)
@@ -231,7 +216,7 @@ func TestGordonPodsReallyRun(t *testing.T) {
 		t.Errorf("kubectl logs %s is empty: the container did not run", pods[0])
 	}
 	kubectl(ctx, t, "delete", "pod", "-n", ns, pods[0])
-	eventually(t, "a replacement whose container runs", 3*time.Minute, func() error {
+	testenv.EventuallyWithin(t, 3*time.Minute, "a replacement whose container runs", func(ctx context.Context) error {
 		out, err := suite.Run(ctx, "kubectl", "get", "pods", "-n", ns, "-l", "app.kubernetes.io/instance=gordoncluster", "-o",
 			`jsonpath={range .items[*]}{.metadata.name} {.spec.nodeName} {.status.containerStatuses[0].state.running.startedAt}{"\n"}{end}`)
 		if err != nil {

@@ -3,7 +3,6 @@ package controller
 import (
 	"context"
 	"fmt"
-	"net"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -19,6 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	etcdv1 "github.com/operator-workshops/workshop/operators/etcd-cluster/api/v1beta2"
+	"github.com/operator-workshops/workshop/operators/etcd-cluster/internal/loopback"
 )
 
 // kubelet plays the nodes of envtest for one namespace: for every member pod
@@ -235,43 +235,43 @@ func (k *kubelet) stop(name string) {
 	}()
 }
 
-// loopback is the test network: every member gets a peer and a client port
-// of 127.0.0.1, so the servers of the kubelet reach each other and the
+// testNetwork is the test network: every member gets a peer and a client
+// port of 127.0.0.1, so the servers of the kubelet reach each other and the
 // operator reaches them.
-type loopback struct {
+type testNetwork struct {
 	mu      sync.Mutex
 	peers   map[string]string // by namespace/member
 	clients map[string]string
 }
 
-func newLoopback() *loopback {
-	return &loopback{peers: map[string]string{}, clients: map[string]string{}}
+func newTestNetwork() *testNetwork {
+	return &testNetwork{peers: map[string]string{}, clients: map[string]string{}}
 }
 
 // For is the Addressing of cluster c.
-func (l *loopback) For(c *etcdv1.EtcdCluster) Addressing { return loopbackCluster{l, c.Namespace} }
+func (l *testNetwork) For(c *etcdv1.EtcdCluster) Addressing { return networkCluster{l, c.Namespace} }
 
-type loopbackCluster struct {
-	l  *loopback
+type networkCluster struct {
+	l  *testNetwork
 	ns string
 }
 
-func (a loopbackCluster) urls(name string) (peer, client string) {
+func (a networkCluster) urls(name string) (peer, client string) {
 	a.l.mu.Lock()
 	defer a.l.mu.Unlock()
 	key := a.ns + "/" + name
 	if _, ok := a.l.peers[key]; !ok {
-		a.l.peers[key] = "http://" + freeAddr()
-		a.l.clients[key] = "http://" + freeAddr()
+		a.l.peers[key] = "http://" + loopback.FreeAddr()
+		a.l.clients[key] = "http://" + loopback.FreeAddr()
 	}
 	return a.l.peers[key], a.l.clients[key]
 }
 
-func (a loopbackCluster) PeerURL(name string) string { p, _ := a.urls(name); return p }
+func (a networkCluster) PeerURL(name string) string { p, _ := a.urls(name); return p }
 
-func (a loopbackCluster) ClientURL(name string) string { _, c := a.urls(name); return c }
+func (a networkCluster) ClientURL(name string) string { _, c := a.urls(name); return c }
 
-func (a loopbackCluster) Name(peerURL string) string {
+func (a networkCluster) Name(peerURL string) string {
 	a.l.mu.Lock()
 	defer a.l.mu.Unlock()
 	for key, u := range a.l.peers {
@@ -280,28 +280,4 @@ func (a loopbackCluster) Name(peerURL string) string {
 		}
 	}
 	return ""
-}
-
-var (
-	addrsMu sync.Mutex
-	addrs   = map[string]bool{}
-)
-
-// freeAddr is an address of 127.0.0.1 that nothing listens on and that this
-// process has not handed out before.
-func freeAddr() string {
-	addrsMu.Lock()
-	defer addrsMu.Unlock()
-	for {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			panic(err)
-		}
-		a := l.Addr().String()
-		_ = l.Close()
-		if !addrs[a] {
-			addrs[a] = true
-			return a
-		}
-	}
 }

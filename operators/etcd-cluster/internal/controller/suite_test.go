@@ -19,7 +19,7 @@ import (
 )
 
 // network gives the members of every test cluster loopback addresses.
-var network = newLoopback()
+var network = newTestNetwork()
 
 // suite runs the EtcdCluster controller against envtest. envtest has no
 // nodes: each test starts a kubelet (kubelet_test.go) that runs the member

@@ -57,9 +57,11 @@ func NewEtcd(config clientv3.Config) Etcd {
 // callTimeout bounds a call whose context has no deadline of its own.
 const callTimeout = 10 * time.Second
 
-// with runs call on a client of endpoint alone. It returns when ctx ends
-// even if the call does not; the client is closed once the call returns.
-func (e Etcd) with(ctx context.Context, endpoint string, call func(context.Context, *clientv3.Client) error) error {
+// call runs fn on a client of endpoint alone and returns its result. It
+// returns when ctx ends even if fn does not; the client is closed once
+// fn returns, and the result of a call given up on is dropped.
+func call[T any](ctx context.Context, e Etcd, endpoint string, fn func(context.Context, *clientv3.Client) (T, error)) (T, error) {
+	var zero T
 	if _, ok := ctx.Deadline(); !ok {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, callTimeout)
@@ -69,95 +71,90 @@ func (e Etcd) with(ctx context.Context, endpoint string, call func(context.Conte
 	cfg.Endpoints = []string{endpoint}
 	c, err := clientv3.New(cfg)
 	if err != nil {
-		return fmt.Errorf("connect to etcd at %s: %w", endpoint, err)
+		return zero, fmt.Errorf("connect to etcd at %s: %w", endpoint, err)
 	}
-	done := make(chan error, 1)
+	type result struct {
+		value T
+		err   error
+	}
+	done := make(chan result, 1)
 	go func() {
 		defer func() { _ = c.Close() }()
-		done <- call(ctx, c)
+		v, err := fn(ctx, c)
+		done <- result{v, err}
 	}()
 	select {
-	case err := <-done:
-		return err
+	case r := <-done:
+		return r.value, r.err
 	case <-ctx.Done():
-		return fmt.Errorf("etcd at %s: %w", endpoint, ctx.Err())
+		return zero, fmt.Errorf("etcd at %s: %w", endpoint, ctx.Err())
 	}
 }
 
 // MemberList implements Client.
 func (e Etcd) MemberList(ctx context.Context, endpoint string, serializable bool) ([]*etcdserverpb.Member, error) {
-	var out []*etcdserverpb.Member
-	err := e.with(ctx, endpoint, func(ctx context.Context, c *clientv3.Client) error {
+	return call(ctx, e, endpoint, func(ctx context.Context, c *clientv3.Client) ([]*etcdserverpb.Member, error) {
 		var opts []clientv3.OpOption
 		if serializable {
 			opts = append(opts, clientv3.WithSerializable())
 		}
 		resp, err := c.MemberList(ctx, opts...)
-		if err == nil {
-			out = resp.Members
+		if err != nil {
+			return nil, err
 		}
-		return err
+		return resp.Members, nil
 	})
-	return out, err
 }
 
 // MemberAdd implements Client.
 func (e Etcd) MemberAdd(ctx context.Context, endpoint string, peerURLs []string) (*etcdserverpb.Member, error) {
-	var out *etcdserverpb.Member
-	err := e.with(ctx, endpoint, func(ctx context.Context, c *clientv3.Client) error {
+	return call(ctx, e, endpoint, func(ctx context.Context, c *clientv3.Client) (*etcdserverpb.Member, error) {
 		resp, err := c.MemberAdd(ctx, peerURLs)
-		if err == nil {
-			out = resp.Member
+		if err != nil {
+			return nil, err
 		}
-		return err
+		return resp.Member, nil
 	})
-	return out, err
 }
 
 // MemberAddAsLearner implements Client.
 func (e Etcd) MemberAddAsLearner(ctx context.Context, endpoint string, peerURLs []string) (*etcdserverpb.Member, error) {
-	var out *etcdserverpb.Member
-	err := e.with(ctx, endpoint, func(ctx context.Context, c *clientv3.Client) error {
+	return call(ctx, e, endpoint, func(ctx context.Context, c *clientv3.Client) (*etcdserverpb.Member, error) {
 		resp, err := c.MemberAddAsLearner(ctx, peerURLs)
-		if err == nil {
-			out = resp.Member
+		if err != nil {
+			return nil, err
 		}
-		return err
+		return resp.Member, nil
 	})
-	return out, err
 }
 
 // MemberPromote implements Client.
 func (e Etcd) MemberPromote(ctx context.Context, endpoint string, id uint64) error {
-	return e.with(ctx, endpoint, func(ctx context.Context, c *clientv3.Client) error {
-		_, err := c.MemberPromote(ctx, id)
-		return err
+	_, err := call(ctx, e, endpoint, func(ctx context.Context, c *clientv3.Client) (*clientv3.MemberPromoteResponse, error) {
+		return c.MemberPromote(ctx, id)
 	})
+	return err
 }
 
 // MemberRemove implements Client.
 func (e Etcd) MemberRemove(ctx context.Context, endpoint string, id uint64) error {
-	return e.with(ctx, endpoint, func(ctx context.Context, c *clientv3.Client) error {
-		_, err := c.MemberRemove(ctx, id)
-		return err
+	_, err := call(ctx, e, endpoint, func(ctx context.Context, c *clientv3.Client) (*clientv3.MemberRemoveResponse, error) {
+		return c.MemberRemove(ctx, id)
 	})
+	return err
 }
 
 // MoveLeader implements Client.
 func (e Etcd) MoveLeader(ctx context.Context, endpoint string, transferee uint64) error {
-	return e.with(ctx, endpoint, func(ctx context.Context, c *clientv3.Client) error {
-		_, err := c.MoveLeader(ctx, transferee)
-		return err
+	_, err := call(ctx, e, endpoint, func(ctx context.Context, c *clientv3.Client) (*clientv3.MoveLeaderResponse, error) {
+		return c.MoveLeader(ctx, transferee)
 	})
+	return err
 }
 
 // Status implements Client.
 func (e Etcd) Status(ctx context.Context, endpoint string) (*clientv3.StatusResponse, error) {
-	var out *clientv3.StatusResponse
-	err := e.with(ctx, endpoint, func(ctx context.Context, c *clientv3.Client) error {
-		resp, err := c.Status(ctx, endpoint)
-		out = resp
-		return err
+	return call(ctx, e, endpoint, func(ctx context.Context, c *clientv3.Client) (*clientv3.StatusResponse, error) {
+		return c.Status(ctx, endpoint)
 	})
-	return out, err
 }

@@ -7,7 +7,6 @@ package membership
 import (
 	"context"
 	"fmt"
-	"net"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -21,6 +20,8 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.etcd.io/etcd/server/v3/embed"
 	"go.uber.org/zap"
+
+	"github.com/operator-workshops/workshop/operators/etcd-cluster/internal/loopback"
 )
 
 const (
@@ -95,8 +96,8 @@ func (tc *testCluster) executor() *Executor {
 // PeerURL implements Addressing.
 func (tc *testCluster) PeerURL(name string) string {
 	if _, ok := tc.peers[name]; !ok {
-		tc.peers[name] = fmt.Sprintf("http://127.0.0.1:%d", freePort(tc.t))
-		tc.clients[name] = fmt.Sprintf("http://127.0.0.1:%d", freePort(tc.t))
+		tc.peers[name] = "http://" + loopback.FreeAddr()
+		tc.clients[name] = "http://" + loopback.FreeAddr()
 	}
 	return tc.peers[name]
 }
@@ -109,31 +110,6 @@ func (tc *testCluster) Name(peerURL string) string {
 		}
 	}
 	return ""
-}
-
-var (
-	portsMu sync.Mutex
-	ports   = map[int]bool{} // handed out in this process, to tests that run in parallel
-)
-
-// freePort is a port of 127.0.0.1 that nothing listens on, and that no other
-// test of this process was given.
-func freePort(t *testing.T) int {
-	t.Helper()
-	portsMu.Lock()
-	defer portsMu.Unlock()
-	for {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		port := l.Addr().(*net.TCPAddr).Port
-		_ = l.Close()
-		if !ports[port] {
-			ports[port] = true
-			return port
-		}
-	}
 }
 
 // launch starts the server of member name, the way the operator starts its
