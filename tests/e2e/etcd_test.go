@@ -28,13 +28,13 @@ const (
 type etcdNamespaces struct{}
 
 // The workshop's etcd exercises at the level of objects: on the local
-// cluster's fake nodes the members do not run (the real-container steps are
-// tagged kind), so this checks what the operator creates and for whom. Two
-// operators run as processes: one namespaced on the workshop's etc and etc2,
-// one with --cluster-wide.
+// cluster's fake nodes the members do not run (tests/realnode runs the
+// real-container steps), so this checks what the operator creates and for
+// whom. Two operators run as processes: one namespaced on the workshop's etc
+// and etc2, one with --cluster-wide.
 func TestWorkshopEtcdClusters(t *testing.T) {
 	if suite.Provider != cluster.Local {
-		t.Skip("runs two etcd operators as local processes; on kind, homework_kind_test.go runs the workshop's etcdctl steps")
+		t.Skip("runs two etcd operators as local processes; on kind, tests/realnode deploys it in etc and runs the workshop's etcdctl steps")
 	}
 	f := features.New("EtcdClusters in two namespaces, and a cluster-wide operator").
 		WithSetup("namespaces etc, etc2 and a third, and the two operators", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {

@@ -125,14 +125,21 @@ func TestHomeworkTableSurvivesRecreate(t *testing.T) {
 func TestWorkshopEtcdctl(t *testing.T) {
 	needReal(t)
 	ctx := context.Background()
+	var ns string
 	if suite.Provider == cluster.Kind {
-		t.Skip("on kind the etcd operator would be deployed namespaced in etc (config/default); this suite does not deploy it yet")
+		// As the workshop deploys it: in the cluster, namespaced, in etc.
+		ns = "etc"
+		t.Cleanup(func() { _, _ = suite.Run(context.Background(), "kubectl", "delete", "namespace", ns, "--wait=false") })
+		if err := suite.Deploy(ctx, "etcd-cluster"); err != nil {
+			t.Fatal(err)
+		}
+	} else {
+		ns = namespace(ctx, t)
+		if err := suite.StartInstance(ctx, "etcd-cluster-"+ns, "etcd-cluster", "--namespace="+ns); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = suite.KillOperator(context.Background(), "etcd-cluster-"+ns) })
 	}
-	ns := namespace(ctx, t)
-	if err := suite.StartInstance(ctx, "etcd-cluster-"+ns, "etcd-cluster", "--namespace="+ns); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = suite.KillOperator(context.Background(), "etcd-cluster-"+ns) })
 	kubectl(ctx, t, "apply", "-n", ns, "-f", "operators/etcd-cluster/config/samples/example-etcd-cluster.yaml")
 	kubectl(ctx, t, "wait", "-n", ns, "--for=condition=Ready", "etcdcluster/example-etcd-cluster", "--timeout=5m")
 	etcdctl := func(args ...string) string {

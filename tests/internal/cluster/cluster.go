@@ -225,7 +225,8 @@ func (s *Suite) startInstance(ctx context.Context, name, op string, args ...stri
 // the pod on kind (whose Deployment starts a new one).
 func (s *Suite) KillOperator(ctx context.Context, op string) error {
 	if s.Provider == Kind {
-		_, err := s.Run(ctx, "kubectl", "-n", op+"-operator-system", "delete", "pod",
+		// Whatever namespace its manifests put it in (etc for the etcd operator).
+		_, err := s.Run(ctx, "kubectl", "delete", "pod", "--all-namespaces",
 			"-l", "app.kubernetes.io/name="+op+"-operator", "--grace-period=0", "--force")
 		return err
 	}
@@ -246,6 +247,17 @@ func (s *Suite) StartOperator(ctx context.Context, op string, args ...string) er
 		return nil
 	}
 	return s.startOperator(ctx, op, args...)
+}
+
+// Deploy runs operator op in the cluster from its config/default manifests,
+// as the kind workflow does. Kind only: locally operators run as processes
+// (StartInstance).
+func (s *Suite) Deploy(ctx context.Context, op string) error {
+	if s.Provider != Kind {
+		return errors.New("Deploy builds an image and loads it into kind; locally use StartInstance")
+	}
+	_, err := s.Run(ctx, "scripts/kind.sh", "deploy", s.name, op)
+	return err
 }
 
 // StartInstance runs a second instance of operator op, named name (for
