@@ -62,9 +62,6 @@ type Options struct {
 	Zap           zap.Options
 }
 
-// FieldOwner is the server-side apply field manager of operator name.
-func FieldOwner(name string) string { return name + "-operator" }
-
 // BindFlags registers the shared flags on fs.
 func (o *Options) BindFlags(fs *flag.FlagSet, op Operator) {
 	probe := op.DefaultProbeAddr

@@ -29,7 +29,7 @@ func main() {
 		Setup: func(mgr ctrl.Manager, _ manager.Options) error {
 			return (&controller.DatabaseReconciler{
 				Client:   mgr.GetClient(),
-				Recorder: mgr.GetEventRecorder(manager.FieldOwner("database")),
+				Recorder: mgr.GetEventRecorder(controller.FieldOwner),
 				Images:   images,
 			}).SetupWithManager(mgr)
 		},

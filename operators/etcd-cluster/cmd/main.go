@@ -72,7 +72,7 @@ func main() {
 			}
 			return (&controller.EtcdClusterReconciler{
 				Client:      mgr.GetClient(),
-				Recorder:    mgr.GetEventRecorder(manager.FieldOwner("etcd-cluster")),
+				Recorder:    mgr.GetEventRecorder(controller.FieldOwner),
 				ClusterWide: clusterWide,
 				Etcd:        etcd,
 			}).SetupWithManager(mgr)

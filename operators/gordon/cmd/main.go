@@ -28,7 +28,7 @@ func main() {
 		Setup: func(mgr ctrl.Manager, _ manager.Options) error {
 			return (&controller.GordonReconciler{
 				Client:       mgr.GetClient(),
-				Recorder:     mgr.GetEventRecorder(manager.FieldOwner("gordon")),
+				Recorder:     mgr.GetEventRecorder(controller.FieldOwner),
 				Expectations: expectations.New(),
 				Workers:      workers,
 			}).SetupWithManager(mgr)

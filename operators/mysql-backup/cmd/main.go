@@ -29,7 +29,7 @@ func main() {
 			return (&controller.MySQLReconciler{
 				Client:      mgr.GetClient(),
 				APIReader:   mgr.GetAPIReader(),
-				Recorder:    mgr.GetEventRecorder(manager.FieldOwner("mysql-backup")),
+				Recorder:    mgr.GetEventRecorder(controller.FieldOwner),
 				JobDeadline: deadline,
 			}).SetupWithManager(mgr)
 		},

@@ -59,7 +59,7 @@ func podFor(db *dbv1.Database, image string, password *dbv1.SecretKeyRef, owner 
 		WithSecurityContext(podsecurity.PodApply(e.uid))
 
 	return corev1ac.Pod(db.Name, db.Namespace).
-		WithLabels(labels.Standard(appName, db.Name, fieldOwner)).
+		WithLabels(labels.Standard(appName, db.Name, FieldOwner)).
 		WithAnnotations(map[string]string{podSpecHashAnnotation: hashOf(spec)}).
 		WithOwnerReferences(owner).
 		WithSpec(spec)
@@ -72,7 +72,7 @@ func serviceFor(db *dbv1.Database, owner *metav1ac.OwnerReferenceApplyConfigurat
 	e := engines[db.Spec.Type]
 	name := string(db.Spec.Type)
 	return corev1ac.Service(db.Name, db.Namespace).
-		WithLabels(labels.Standard(appName, db.Name, fieldOwner)).
+		WithLabels(labels.Standard(appName, db.Name, FieldOwner)).
 		WithOwnerReferences(owner).
 		WithSpec(corev1ac.ServiceSpec().
 			WithType(corev1.ServiceTypeNodePort).

@@ -74,4 +74,4 @@ func (r *DatabaseReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Complete(r)
 }
 
-var owner = apply.FieldOwner(fieldOwner)
+var owner = apply.FieldOwner(FieldOwner)

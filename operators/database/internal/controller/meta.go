@@ -4,8 +4,9 @@ package controller
 const (
 	// appName is the app.kubernetes.io/name of every child.
 	appName = "database"
-	// fieldOwner is the server-side apply field manager and event source.
-	fieldOwner = "database-operator"
+	// FieldOwner is the server-side apply field manager and the source of
+	// the events the operator records.
+	FieldOwner = "database-operator"
 	// podSpecHashAnnotation records the hash of the Pod the operator built; a
 	// Pod whose hash differs from the one the spec gives now is replaced,
 	// since most of a Pod's spec cannot change in place.

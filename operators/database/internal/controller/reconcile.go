@@ -96,7 +96,7 @@ func (r *DatabaseReconciler) createPasswordSecret(ctx context.Context, db *dbv1.
 		ObjectMeta: metav1.ObjectMeta{
 			Name:      ref.Name,
 			Namespace: db.Namespace,
-			Labels:    labels.Standard(appName, db.Name, fieldOwner),
+			Labels:    labels.Standard(appName, db.Name, FieldOwner),
 		},
 		Type:       corev1.SecretTypeOpaque,
 		StringData: map[string]string{ref.Key: rand.Text()},
@@ -104,7 +104,7 @@ func (r *DatabaseReconciler) createPasswordSecret(ctx context.Context, db *dbv1.
 	if err := controllerutil.SetControllerReference(db, secret, r.Scheme()); err != nil {
 		return err
 	}
-	if err := r.Create(ctx, secret, client.FieldOwner(fieldOwner)); err != nil {
+	if err := r.Create(ctx, secret, client.FieldOwner(FieldOwner)); err != nil {
 		return fmt.Errorf("creating Secret %s: %w", ref.Name, err)
 	}
 	r.Recorder.Eventf(db, secret, corev1.EventTypeNormal, "Created", "CreateSecret",

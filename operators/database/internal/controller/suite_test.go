@@ -19,7 +19,7 @@ var suite = &testenv.Suite{
 	Setup: func(mgr ctrl.Manager) error {
 		return (&DatabaseReconciler{
 			Client:   mgr.GetClient(),
-			Recorder: mgr.GetEventRecorder(fieldOwner),
+			Recorder: mgr.GetEventRecorder(FieldOwner),
 			Images:   map[dbv1.Type]string{},
 		}).SetupWithManager(mgr)
 	},

@@ -41,7 +41,7 @@ func selector(cluster string) map[string]string {
 // childLabels are the labels of every child of c: the standard ones plus the
 // selector.
 func childLabels(c *etcdv1.EtcdCluster) map[string]string {
-	l := labels.Standard(appName, c.Name, fieldOwner)
+	l := labels.Standard(appName, c.Name, FieldOwner)
 	maps.Copy(l, selector(c.Name))
 	return l
 }

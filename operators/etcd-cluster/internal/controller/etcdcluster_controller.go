@@ -169,4 +169,4 @@ func (r *EtcdClusterReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Complete(r)
 }
 
-var owner = apply.FieldOwner(fieldOwner)
+var owner = apply.FieldOwner(FieldOwner)

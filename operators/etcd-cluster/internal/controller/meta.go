@@ -4,8 +4,9 @@ package controller
 const (
 	// appName is the app.kubernetes.io/name of every child.
 	appName = "etcd"
-	// fieldOwner is the server-side apply field manager and event source.
-	fieldOwner = "etcd-cluster-operator"
+	// FieldOwner is the server-side apply field manager and the source of
+	// the events the operator records.
+	FieldOwner = "etcd-cluster-operator"
 
 	// The labels the coreos operator put on member pods, which the workshop
 	// selects on: kubectl get po -l etcd_cluster=example-etcd-cluster.

@@ -30,7 +30,7 @@ var suite = &testenv.Suite{
 	Setup: func(mgr ctrl.Manager) error {
 		return (&EtcdClusterReconciler{
 			Client:       mgr.GetClient(),
-			Recorder:     mgr.GetEventRecorder(fieldOwner),
+			Recorder:     mgr.GetEventRecorder(FieldOwner),
 			Etcd:         membership.NewEtcd(clientv3.Config{DialTimeout: 5 * time.Second}),
 			Addressing:   network.For,
 			ProbeTimeout: 3 * time.Second,

@@ -125,7 +125,7 @@ func (r *GordonReconciler) createPod(ctx context.Context, g *gordonv1.Gordon) er
 	if err := controllerutil.SetControllerReference(g, pod, r.Scheme()); err != nil {
 		return err
 	}
-	if err := r.Create(ctx, pod, client.FieldOwner(fieldOwner)); err != nil {
+	if err := r.Create(ctx, pod, client.FieldOwner(FieldOwner)); err != nil {
 		r.Recorder.Eventf(g, nil, corev1.EventTypeWarning, ReasonCreateFail, "CreatePod", "Creating a pod failed: %v", err)
 		return fmt.Errorf("creating a pod for Gordon %s: %w", g.Name, err)
 	}

@@ -4,9 +4,9 @@ package controller
 const (
 	// appName is the app.kubernetes.io/name of every gordon pod.
 	appName = "gordon"
-	// fieldOwner is the field manager of the operator's writes and the
+	// FieldOwner is the field manager of the operator's writes and the
 	// source of its events.
-	fieldOwner = "gordon-operator"
+	FieldOwner = "gordon-operator"
 	// podNamePrefix is the workshop's generateName.
 	podNamePrefix = "gordon-"
 	// containerName is the workshop's container name.

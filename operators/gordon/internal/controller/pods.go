@@ -20,7 +20,7 @@ func podFor(g *gordonv1.Gordon) *corev1.Pod {
 		ObjectMeta: metav1.ObjectMeta{
 			GenerateName: podNamePrefix,
 			Namespace:    g.Namespace,
-			Labels:       labels.Standard(appName, g.Name, fieldOwner),
+			Labels:       labels.Standard(appName, g.Name, FieldOwner),
 		},
 		Spec: corev1.PodSpec{
 			Containers: []corev1.Container{{

@@ -20,7 +20,7 @@ var suite = &testenv.Suite{
 	Setup: func(mgr ctrl.Manager) error {
 		return (&GordonReconciler{
 			Client:       mgr.GetClient(),
-			Recorder:     mgr.GetEventRecorder(fieldOwner),
+			Recorder:     mgr.GetEventRecorder(FieldOwner),
 			Expectations: expectations.New(),
 			Workers:      4,
 		}).SetupWithManager(mgr)

@@ -24,7 +24,7 @@ import (
 
 // childLabels are the labels of every child of m.
 func childLabels(m *mysqlv1.MySQL) map[string]string {
-	l := labels.Standard(appName, m.Name, fieldOwner)
+	l := labels.Standard(appName, m.Name, FieldOwner)
 	l[mysqlLabel] = m.Name
 	return l
 }

@@ -50,7 +50,7 @@ func (r *MySQLReconciler) backupBeforeDelete(ctx context.Context, m *mysqlv1.MyS
 		err = r.ensureBackupPVC(ctx, m)
 		if err == nil {
 			j = backupJob(m, r.deadline())
-			err = r.Create(ctx, j, client.FieldOwner(fieldOwner))
+			err = r.Create(ctx, j, client.FieldOwner(FieldOwner))
 		}
 		switch {
 		case apierrors.IsAlreadyExists(err):

@@ -3,8 +3,9 @@ package controller
 // Names of what the operator creates and writes, in one place. For a MySQL
 // named N the children have the homework's names.
 const (
-	// fieldOwner is the server-side apply field manager and event source.
-	fieldOwner = "mysql-backup-operator"
+	// FieldOwner is the server-side apply field manager and the source of
+	// the events the operator records.
+	FieldOwner = "mysql-backup-operator"
 	// appName is the app.kubernetes.io/name of every child.
 	appName = "mysql"
 	// finalizer holds a MySQL being deleted until its backup succeeded.

@@ -41,7 +41,7 @@ type MySQLReconciler struct {
 // DefaultJobDeadline is JobDeadline unless the operator's flag says otherwise.
 const DefaultJobDeadline = time.Hour
 
-var owner = apply.FieldOwner(fieldOwner)
+var owner = apply.FieldOwner(FieldOwner)
 
 // secretRefIndex indexes MySQLs by the Secret their password comes from.
 const secretRefIndex = "spec.passwordSecretRef.name"

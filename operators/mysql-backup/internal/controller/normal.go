@@ -109,7 +109,7 @@ func (r *MySQLReconciler) credentials(ctx context.Context, m *mysqlv1.MySQL, des
 		if err := controllerutil.SetControllerReference(m, s, r.Scheme()); err != nil {
 			return nil, err
 		}
-		return s, r.Create(ctx, s, client.FieldOwner(fieldOwner))
+		return s, r.Create(ctx, s, client.FieldOwner(FieldOwner))
 	}
 	if err != nil {
 		return nil, err
@@ -124,7 +124,7 @@ func (r *MySQLReconciler) credentials(ctx context.Context, m *mysqlv1.MySQL, des
 // earlier MySQL of the same name for instance. It is never changed after.
 func (r *MySQLReconciler) ensureBackupPVC(ctx context.Context, m *mysqlv1.MySQL) error {
 	pvc := backupPVC(m)
-	err := r.Create(ctx, pvc, client.FieldOwner(fieldOwner))
+	err := r.Create(ctx, pvc, client.FieldOwner(FieldOwner))
 	if apierrors.IsAlreadyExists(err) {
 		return nil
 	}
@@ -152,7 +152,7 @@ func (r *MySQLReconciler) reconcileRestore(ctx context.Context, m *mysqlv1.MySQL
 		if err := controllerutil.SetControllerReference(m, j, r.Scheme()); err != nil {
 			return false, err
 		}
-		if err := r.Create(ctx, j, client.FieldOwner(fieldOwner)); apierrors.IsAlreadyExists(err) {
+		if err := r.Create(ctx, j, client.FieldOwner(FieldOwner)); apierrors.IsAlreadyExists(err) {
 			return false, nil // created by an earlier reconcile; the cache will show it
 		} else if err != nil {
 			return false, err

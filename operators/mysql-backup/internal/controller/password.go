@@ -45,7 +45,7 @@ func (r *MySQLReconciler) reconcilePassword(ctx context.Context, m *mysqlv1.MySQ
 		// update brings us back.
 		creds.Data[keyPendingPassword] = []byte(desired)
 		setChanging(m, "recording the new password")
-		return r.Update(ctx, creds, client.FieldOwner(fieldOwner))
+		return r.Update(ctx, creds, client.FieldOwner(FieldOwner))
 	case exists && j.Annotations[passwordHashAnnotation] != want:
 		setChanging(m, "the password changed again: replacing "+name)
 		return r.deleteJob(ctx, j)
@@ -54,7 +54,7 @@ func (r *MySQLReconciler) reconcilePassword(ctx context.Context, m *mysqlv1.MySQ
 		if err := controllerutil.SetControllerReference(m, j, r.Scheme()); err != nil {
 			return err
 		}
-		if err := r.Create(ctx, j, client.FieldOwner(fieldOwner)); apierrors.IsAlreadyExists(err) {
+		if err := r.Create(ctx, j, client.FieldOwner(FieldOwner)); apierrors.IsAlreadyExists(err) {
 			return nil // created by an earlier reconcile; the cache will show it
 		} else if err != nil {
 			return err
@@ -82,7 +82,7 @@ func (r *MySQLReconciler) reconcilePassword(ctx context.Context, m *mysqlv1.MySQ
 	// the server's pod rolls to match (its template carries the hash).
 	creds.Data[keyPassword] = []byte(desired)
 	delete(creds.Data, keyPendingPassword)
-	if err := r.Update(ctx, creds, client.FieldOwner(fieldOwner)); err != nil {
+	if err := r.Update(ctx, creds, client.FieldOwner(FieldOwner)); err != nil {
 		return err
 	}
 	r.Recorder.Eventf(m, j, corev1.EventTypeNormal, ReasonPasswordChanged, "PasswordJobDone", "The root password was changed")

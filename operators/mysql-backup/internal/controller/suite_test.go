@@ -21,7 +21,7 @@ var suite = &testenv.Suite{
 		return (&MySQLReconciler{
 			Client:    mgr.GetClient(),
 			APIReader: mgr.GetAPIReader(),
-			Recorder:  mgr.GetEventRecorder(fieldOwner),
+			Recorder:  mgr.GetEventRecorder(FieldOwner),
 		}).SetupWithManager(mgr)
 	},
 }
