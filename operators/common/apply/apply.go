@@ -12,6 +12,8 @@ import (
 	"context"
 	"fmt"
 
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
 	metav1ac "k8s.io/client-go/applyconfigurations/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -30,6 +32,17 @@ func (o FieldOwner) Apply(ctx context.Context, c client.Client, obj runtime.Appl
 		return fmt.Errorf("applying %T: %w", obj, err)
 	}
 	return nil
+}
+
+// IgnoreNamespaceTerminating returns nil when err says that nothing can be
+// created because the namespace is being deleted, and err otherwise. The
+// namespace's deletion takes the custom resource too, whose event ends the
+// matter: retrying would only fill the log with errors until then.
+func IgnoreNamespaceTerminating(err error) error {
+	if apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause) {
+		return nil
+	}
+	return err
 }
 
 // ControllerReference returns the owner reference that makes owner the

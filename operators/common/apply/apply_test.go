@@ -1,9 +1,12 @@
 package apply
 
 import (
+	"errors"
+	"fmt"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes/scheme"
 )
@@ -19,5 +22,35 @@ func TestControllerReference(t *testing.T) {
 	}
 	if !*ref.Controller || !*ref.BlockOwnerDeletion {
 		t.Error("the reference must make the owner the controller and block its deletion until the child goes")
+	}
+}
+
+func TestIgnoreNamespaceTerminating(t *testing.T) {
+	// What the API server's NamespaceLifecycle admission answers a create in
+	// a namespace that is being deleted.
+	terminating := apierrors.NewForbidden(corev1.Resource("pods"), "mysql-db",
+		errors.New("unable to create new content in namespace e2e because it is being terminated"))
+	terminating.ErrStatus.Details.Causes = append(terminating.ErrStatus.Details.Causes, metav1.StatusCause{
+		Type: corev1.NamespaceTerminatingCause, Field: "metadata.namespace",
+	})
+	otherForbidden := apierrors.NewForbidden(corev1.Resource("pods"), "mysql-db", errors.New("exceeded quota"))
+
+	for _, tc := range []struct {
+		name string
+		err  error
+		kept bool
+	}{
+		{"nil", nil, false},
+		{"namespace terminating", terminating, false},
+		{"wrapped by Apply and joined with a status write", errors.Join(fmt.Errorf("applying pod: %w", terminating), errors.New("status")), false},
+		{"another forbidden", otherForbidden, true},
+		{"not an API error", errors.New("boom"), true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := IgnoreNamespaceTerminating(tc.err)
+			if kept := got != nil; kept != tc.kept {
+				t.Errorf("IgnoreNamespaceTerminating(%v) = %v, want the error kept: %v", tc.err, got, tc.kept)
+			}
+		})
 	}
 }

@@ -5,11 +5,15 @@ package status
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/operator-workshops/workshop/operators/common/apply"
 )
 
 // PatchIfChanged sends a merge patch of after's status, computed against
@@ -37,6 +41,23 @@ func PatchIfChanged(ctx context.Context, c client.Client, before, after client.O
 		return fmt.Errorf("writing status of %s: %w", client.ObjectKeyFromObject(after), err)
 	}
 	return nil
+}
+
+// Finish ends a reconcile that worked on after, a copy of before: it writes
+// the status when it changed and returns err joined with that write's error.
+// Two errors are dropped, as nothing is wrong: a conflict on the status write
+// (the object changed since it was read, and that change's watch event runs
+// the reconcile again, on fresh data), and an error that only says the
+// namespace is being deleted (see apply.IgnoreNamespaceTerminating). Call it
+// deferred:
+//
+//	defer func() { err = status.Finish(ctx, r.Client, before, obj, err) }()
+func Finish(ctx context.Context, c client.Client, before, after client.Object, err error) error {
+	werr := PatchIfChanged(ctx, c, before, after)
+	if apierrors.IsConflict(werr) {
+		werr = nil
+	}
+	return apply.IgnoreNamespaceTerminating(errors.Join(err, werr))
 }
 
 func statusOf(obj client.Object) (any, error) {

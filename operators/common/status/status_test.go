@@ -2,6 +2,7 @@ package status
 
 import (
 	"context"
+	"errors"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -53,5 +54,40 @@ func TestPatchIfChanged(t *testing.T) {
 	stale.Status.Reason = "stale"
 	if err := PatchIfChanged(ctx, c, before, stale); !apierrors.IsConflict(err) {
 		t.Fatalf("a patch from a stale copy: err %v, want a conflict", err)
+	}
+}
+
+func TestFinish(t *testing.T) {
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "ns"}}
+	c := fake.NewClientBuilder().WithObjects(pod).WithStatusSubresource(pod).Build()
+	ctx := context.Background()
+	read := func() *corev1.Pod {
+		got := &corev1.Pod{}
+		if err := c.Get(ctx, client.ObjectKeyFromObject(pod), got); err != nil {
+			t.Fatal(err)
+		}
+		return got
+	}
+
+	before := read()
+	after := before.DeepCopy()
+	after.Status.Message = "first"
+	reconcileErr := errors.New("the reconcile's own error")
+	if err := Finish(ctx, c, before, after, reconcileErr); !errors.Is(err, reconcileErr) {
+		t.Fatalf("Finish = %v, want the reconcile's error kept", err)
+	}
+	if got := read().Status.Message; got != "first" {
+		t.Fatalf("status message %q after Finish, want it written: %q", got, "first")
+	}
+
+	// A second reconcile that started from the same, now stale, copy: its
+	// write conflicts, which is no error to report, and changes nothing.
+	stale := before.DeepCopy()
+	stale.Status.Message = "stale"
+	if err := Finish(ctx, c, before, stale, nil); err != nil {
+		t.Errorf("Finish on a stale copy = %v, want nil (the newer version's event reconciles again)", err)
+	}
+	if got := read().Status.Message; got != "first" {
+		t.Errorf("status message %q, want %q: a stale write went through", got, "first")
 	}
 }

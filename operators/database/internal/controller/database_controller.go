@@ -4,7 +4,6 @@ package controller
 
 import (
 	"context"
-	"errors"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/tools/events"
@@ -46,7 +45,7 @@ func (r *DatabaseReconciler) Reconcile(ctx context.Context, req ctrl.Request) (_
 	}
 	before := db.DeepCopy()
 	defer func() {
-		err = errors.Join(err, status.PatchIfChanged(ctx, r.Client, before, db))
+		err = status.Finish(ctx, r.Client, before, db, err)
 	}()
 	db.Status.ObservedGeneration = db.Generation
 	return ctrl.Result{}, r.reconcileNormal(ctx, db)

@@ -95,7 +95,7 @@ func (r *EtcdClusterReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 	}
 	before := c.DeepCopy()
 	defer func() {
-		err = errors.Join(err, status.PatchIfChanged(ctx, r.Client, before, c))
+		err = status.Finish(ctx, r.Client, before, c, err)
 	}()
 	c.Status.ObservedGeneration = c.Generation
 	c.Status.ServiceName = clientServiceName(c.Name)

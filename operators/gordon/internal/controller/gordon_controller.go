@@ -18,6 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
+	"github.com/operator-workshops/workshop/operators/common/apply"
 	"github.com/operator-workshops/workshop/operators/common/conditions"
 	"github.com/operator-workshops/workshop/operators/common/labels"
 	"github.com/operator-workshops/workshop/operators/common/status"
@@ -67,7 +68,7 @@ func (r *GordonReconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ c
 	}
 	before := g.DeepCopy()
 	defer func() {
-		err = errors.Join(err, status.PatchIfChanged(ctx, r.Client, before, g))
+		err = status.Finish(ctx, r.Client, before, g, err)
 	}()
 
 	pods, err := r.podsOf(ctx, g)
@@ -126,7 +127,10 @@ func (r *GordonReconciler) createPod(ctx context.Context, g *gordonv1.Gordon) er
 		return err
 	}
 	if err := r.Create(ctx, pod, client.FieldOwner(FieldOwner)); err != nil {
-		r.Recorder.Eventf(g, nil, corev1.EventTypeWarning, ReasonCreateFail, "CreatePod", "Creating a pod failed: %v", err)
+		// In a namespace being deleted the event would be refused too.
+		if apply.IgnoreNamespaceTerminating(err) != nil {
+			r.Recorder.Eventf(g, nil, corev1.EventTypeWarning, ReasonCreateFail, "CreatePod", "Creating a pod failed: %v", err)
+		}
 		return fmt.Errorf("creating a pod for Gordon %s: %w", g.Name, err)
 	}
 	ctrl.LoggerFrom(ctx).Info("scheduled pod", "pod", pod.Name)

@@ -5,7 +5,6 @@ package controller
 
 import (
 	"context"
-	"errors"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -70,7 +69,7 @@ func (r *MySQLReconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ct
 	}
 	before := m.DeepCopy()
 	defer func() {
-		err = errors.Join(err, status.PatchIfChanged(ctx, r.Client, before, m))
+		err = status.Finish(ctx, r.Client, before, m, err)
 	}()
 	m.Status.ObservedGeneration = m.Generation
 	return ctrl.Result{}, r.reconcileNormal(ctx, m)
