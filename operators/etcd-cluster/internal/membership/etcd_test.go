@@ -21,6 +21,7 @@ import (
 	"go.etcd.io/etcd/server/v3/embed"
 	"go.uber.org/zap"
 
+	"github.com/operator-workshops/workshop/operators/common/testenv"
 	"github.com/operator-workshops/workshop/operators/etcd-cluster/internal/loopback"
 )
 
@@ -169,19 +170,16 @@ func (tc *testCluster) ready(e *embed.Etcd) {
 // restarted; so is the server here.
 func (tc *testCluster) start(step Step) {
 	tc.t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		e, err := tc.tryLaunch(step.Member.Name, step.InitialCluster, embed.ClusterStateFlagExisting)
-		if err == nil {
-			tc.ready(e)
-			return
+	name := step.Member.Name
+	var e *embed.Etcd
+	testenv.EventuallyWithin(tc.t, 20*time.Second, "member "+name+" to start", func(context.Context) error {
+		var err error
+		if e, err = tc.tryLaunch(name, step.InitialCluster, embed.ClusterStateFlagExisting); err != nil {
+			tc.t.Logf("start %s: %v; restarting it, as the kubelet would", name, err)
 		}
-		if time.Now().After(deadline) {
-			tc.t.Fatalf("start %s: %v (still after 20s)", step.Member.Name, err)
-		}
-		tc.t.Logf("start %s: %v; restarting it, as the kubelet would", step.Member.Name, err)
-		time.Sleep(500 * time.Millisecond)
-	}
+		return err
+	})
+	tc.ready(e)
 }
 
 // stopAll stops the followers together, then the leader: a leader that
