@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,9 +11,11 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/e2e-framework/klient/k8s"
+	"sigs.k8s.io/e2e-framework/klient/k8s/resources"
 	"sigs.k8s.io/e2e-framework/klient/wait/conditions"
 	"sigs.k8s.io/e2e-framework/pkg/envconf"
 	"sigs.k8s.io/e2e-framework/pkg/features"
@@ -181,4 +184,158 @@ func TestFailedBackupKeepsTheMySQL(t *testing.T) {
 		WithTeardown("namespace", deleteNamespace).
 		Feature()
 	testEnv.Test(t, f)
+}
+
+// Whatever the propagation policy of `kubectl delete` (Argo CD deletes in
+// the foreground), the server, its data volume, its Service and its
+// credentials stay until the backup succeeded; then the operator deletes
+// them itself. The operator is killed while the garbage collector acts, so
+// that only owner references decide what the collector takes.
+func TestDeletionNeverOutrunsTheBackup(t *testing.T) {
+	for _, cascade := range []string{"foreground", "background", "orphan"} {
+		m := &mysqlv1.MySQL{}
+		f := features.New("kubectl delete --cascade="+cascade).
+			WithSetup("namespace", createNamespace).
+			Assess("the MySQL's objects outlive it until its backup succeeded", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
+				r := client(t, cfg)
+				applySample(ctx, t, cfg, "operators/mysql-backup/config/samples/mysql-instance.yaml", m)
+				waitFor(t, "mysql-instance to be Ready", conditions.New(r).ResourceMatch(m, mysqlReady))
+				kept := keptObjects(m.Namespace)
+				if err := suite.KillOperator(ctx, "mysql-backup"); err != nil {
+					t.Fatal(err)
+				}
+				started := false
+				defer func() {
+					if !started {
+						_ = suite.StartOperator(ctx, "mysql-backup")
+					}
+				}()
+				if _, err := suite.Run(ctx, "kubectl", "delete", "-n", m.Namespace, "mysql", m.Name, "--cascade="+cascade, "--wait=false"); err != nil {
+					t.Fatal(err)
+				}
+				// Wait until the garbage collector did what this policy
+				// makes it do to the MySQL's dependents, then look at them.
+				restore := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: "restore-mysql-instance-job", Namespace: m.Namespace}}
+				switch cascade {
+				case "foreground":
+					waitFor(t, "the collector to delete the restore Job, which the MySQL owns", conditions.New(r).ResourceDeleted(restore))
+				case "orphan":
+					waitFor(t, "the collector to orphan the restore Job", conditions.New(r).ResourceMatch(restore, func(o k8s.Object) bool {
+						return len(o.GetOwnerReferences()) == 0
+					}))
+				}
+				for _, obj := range kept {
+					if err := r.Get(ctx, obj.GetName(), obj.GetNamespace(), obj); err != nil || obj.GetDeletionTimestamp() != nil {
+						t.Errorf("%T %s is deleted before the backup: %v, deletion %v", obj, obj.GetName(), err, obj.GetDeletionTimestamp())
+					}
+				}
+				if err := suite.StartOperator(ctx, "mysql-backup"); err != nil {
+					t.Fatal(err)
+				}
+				started = true
+				waitFor(t, "mysql-instance to go", conditions.New(r).ResourceDeleted(m))
+				backup := &batchv1.Job{}
+				if err := r.Get(ctx, "backup-mysql-instance-job", m.Namespace, backup); err != nil || backup.Status.Succeeded != 1 {
+					t.Fatalf("the MySQL went without a succeeded backup Job: %v, %d succeeded", err, backup.Status.Succeeded)
+				}
+				for _, obj := range kept {
+					waitFor(t, fmt.Sprintf("the operator to delete %T %s", obj, obj.GetName()), conditions.New(r).ResourceDeleted(obj))
+				}
+				if err := r.Get(ctx, "backup-mysql-instance-pvc", m.Namespace, &corev1.PersistentVolumeClaim{}); err != nil {
+					t.Errorf("the backup volume must stay: %v", err)
+				}
+				return ctx
+			}).
+			WithTeardown("namespace", deleteNamespace).
+			Feature()
+		testEnv.Test(t, f)
+	}
+}
+
+// keptObjects are the objects of MySQL mysql-instance in ns that must
+// outlive it until its backup is done.
+func keptObjects(ns string) []k8s.Object {
+	meta := func(name string) metav1.ObjectMeta { return metav1.ObjectMeta{Name: name, Namespace: ns} }
+	return []k8s.Object{
+		&appsv1.Deployment{ObjectMeta: meta("mysql-instance")},
+		&corev1.Service{ObjectMeta: meta("mysql-instance")},
+		&corev1.PersistentVolumeClaim{ObjectMeta: meta("mysql-instance-pvc")},
+		&corev1.Secret{ObjectMeta: meta("mysql-instance-credentials")},
+	}
+}
+
+// The Service reaches the server and nothing else: no Job's pod is ever
+// among its endpoints. On fake nodes a Job's pod completes at once, so a pod
+// labelled as the restore Job's pods are, that keeps running, stands in for
+// a Job's pod at work. The real node shows that no client reaches a server
+// before its restore is done (tests/realnode).
+func TestServiceEndpointsAreTheServerOnly(t *testing.T) {
+	m := &mysqlv1.MySQL{}
+	f := features.New("the Service's endpoints").
+		WithSetup("namespace", createNamespace).
+		Assess("hold the server's pod only, while a Job's pod runs", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
+			r := client(t, cfg).WithNamespace(namespaceOf(ctx))
+			applySample(ctx, t, cfg, "operators/mysql-backup/config/samples/mysql-instance.yaml", m)
+			waitFor(t, "mysql-instance to be Ready", conditions.New(r).ResourceMatch(m, mysqlReady))
+			restore := &batchv1.Job{}
+			if err := r.Get(ctx, "restore-mysql-instance-job", m.Namespace, restore); err != nil {
+				t.Fatal(err)
+			}
+			jobPod := &corev1.Pod{
+				ObjectMeta: metav1.ObjectMeta{Name: "like-a-job", Namespace: m.Namespace, Labels: restore.Spec.Template.Labels},
+				Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "job", Image: m.Spec.Image}}},
+			}
+			if err := r.Create(ctx, jobPod); err != nil {
+				t.Fatal(err)
+			}
+			waitFor(t, "the Job-like pod to run", conditions.New(r).PodRunning(jobPod))
+			var server corev1.PodList
+			if err := r.List(ctx, &server, resources.WithLabelSelector("app=mysql-instance")); err != nil || len(server.Items) != 1 {
+				t.Fatalf("the server's pod: %v (%d)", err, len(server.Items))
+			}
+			// A Service of the test's own that selects the Job-like pod shows
+			// when the endpoints controller has seen it running.
+			probe := &corev1.Service{
+				ObjectMeta: metav1.ObjectMeta{Name: "probe", Namespace: m.Namespace},
+				Spec: corev1.ServiceSpec{
+					Selector: map[string]string{"app.kubernetes.io/component": jobPod.Labels["app.kubernetes.io/component"]},
+					Ports:    []corev1.ServicePort{{Port: 3306}},
+				},
+			}
+			if err := r.Create(ctx, probe); err != nil {
+				t.Fatal(err)
+			}
+			waitFor(t, "the endpoints controller to see the Job-like pod", func(ctx context.Context) (bool, error) {
+				targets, err := endpointsOf(ctx, r, "probe")
+				return len(targets) == 1 && targets[0] == jobPod.Name, err
+			})
+			targets, err := endpointsOf(ctx, r, "mysql-instance")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(targets) != 1 || targets[0] != server.Items[0].Name {
+				t.Errorf("the Service mysql-instance has endpoints %v, want the server's pod %s alone", targets, server.Items[0].Name)
+			}
+			return ctx
+		}).
+		WithTeardown("namespace", deleteNamespace).
+		Feature()
+	testEnv.Test(t, f)
+}
+
+// endpointsOf returns the names of the pods behind Service name.
+func endpointsOf(ctx context.Context, r *resources.Resources, name string) ([]string, error) {
+	var slices discoveryv1.EndpointSliceList
+	if err := r.List(ctx, &slices, resources.WithLabelSelector(discoveryv1.LabelServiceName+"="+name)); err != nil {
+		return nil, err
+	}
+	var targets []string
+	for _, s := range slices.Items {
+		for _, e := range s.Endpoints {
+			if e.TargetRef != nil {
+				targets = append(targets, e.TargetRef.Name)
+			}
+		}
+	}
+	return targets, nil
 }

@@ -83,17 +83,20 @@ func TestTheRealNodeIsReady(t *testing.T) {
 	}
 }
 
-// The homework's own commands: its table survives `kubectl delete` and
-// `kubectl apply` through the real backup and restore Jobs on real volumes.
+// The homework's own commands: its table survives `kubectl delete` (in the
+// foreground, as Argo CD deletes) and `kubectl apply` through the real
+// backup and restore Jobs on real volumes; no client reaches the new server
+// before its restore is done; a password change works through the Service.
 func TestHomeworkTableSurvivesRecreate(t *testing.T) {
 	needReal(t)
 	ctx := context.Background()
 	ns := namespace(ctx, t)
 	sample := "operators/mysql-backup/config/samples/mysql-instance.yaml"
+	password := "otuspassword"
 	mysql := func(sql string) string {
 		t.Helper()
 		pod := kubectl(ctx, t, "get", "pods", "-n", ns, "-l", "app=mysql-instance", "-o", "jsonpath={.items[*].metadata.name}")
-		return kubectl(ctx, t, "exec", "-n", ns, strings.TrimSpace(pod), "--", "mysql", "-potuspassword", "-e", sql, "otus-database")
+		return kubectl(ctx, t, "exec", "-n", ns, strings.TrimSpace(pod), "--", "mysql", "-p"+password, "-e", sql, "otus-database")
 	}
 	kubectl(ctx, t, "apply", "-n", ns, "-f", sample)
 	kubectl(ctx, t, "wait", "-n", ns, "--for=condition=Ready", "mysql/mysql-instance", "--timeout=5m")
@@ -101,12 +104,24 @@ func TestHomeworkTableSurvivesRecreate(t *testing.T) {
 	mysql("INSERT INTO test ( id, name ) VALUES ( null, 'some data' );")
 	mysql("INSERT INTO test ( id, name ) VALUES ( null, 'some data-2' );")
 
-	kubectl(ctx, t, "delete", "-n", ns, "mysqls.otus.homework", "mysql-instance", "--timeout=5m")
+	kubectl(ctx, t, "delete", "-n", ns, "mysqls.otus.homework", "mysql-instance", "--cascade=foreground", "--timeout=5m")
 	if out := kubectl(ctx, t, "get", "jobs", "-n", ns); !strings.Contains(out, "backup-mysql-instance-job") {
 		t.Fatalf("kubectl get jobs does not show the backup job:\n%s", out)
 	}
+	if out := kubectl(ctx, t, "get", "jobs", "-n", ns, "backup-mysql-instance-job", "-o", "jsonpath={.status.succeeded}"); out != "1" {
+		t.Fatalf("the MySQL went without a succeeded backup: %q completions", out)
+	}
 	kubectl(ctx, t, "wait", "-n", ns, "--for=delete", "pods", "-l", "app=mysql-instance", "--timeout=3m")
 	kubectl(ctx, t, "apply", "-n", ns, "-f", sample)
+	// The restore Job starts once the new server answers; until it is done
+	// the Service has no endpoint that is ready.
+	testenv.EventuallyWithin(t, 5*time.Minute, "the restore Job", func(ctx context.Context) error {
+		_, err := suite.Run(ctx, "kubectl", "get", "-n", ns, "job/restore-mysql-instance-job")
+		return err
+	})
+	if ready := readyEndpoints(ctx, t, ns, "mysql-instance"); ready != "" && !restoreDone(ctx, t, ns) {
+		t.Errorf("the Service has ready endpoints %q while the restore runs", ready)
+	}
 	kubectl(ctx, t, "wait", "-n", ns, "--for=condition=Ready", "mysql/mysql-instance", "--timeout=5m")
 	if from := kubectl(ctx, t, "get", "-n", ns, "mysql/mysql-instance", "-o", "jsonpath={.status.restoredFrom}"); from == "" {
 		t.Errorf("the new MySQL says it restored nothing")
@@ -117,6 +132,42 @@ func TestHomeworkTableSurvivesRecreate(t *testing.T) {
 			t.Errorf("select * from test does not show %q:\n%s", row, out)
 		}
 	}
+
+	// The homework's second extra task, through the Service as a client
+	// connects: the new password logs in, the old one is refused.
+	kubectl(ctx, t, "patch", "-n", ns, "mysql/mysql-instance", "--type=merge", "-p", `{"spec":{"password":"n3w-pass"}}`)
+	kubectl(ctx, t, "wait", "-n", ns, "--for=condition=PasswordChanged", "mysql/mysql-instance", "--timeout=5m")
+	kubectl(ctx, t, "wait", "-n", ns, "--for=condition=Ready", "mysql/mysql-instance", "--timeout=5m")
+	password = "n3w-pass"
+	viaService := func(pw string) error {
+		_, err := suite.Run(ctx, "kubectl", "exec", "-n", ns, "deploy/mysql-instance", "--",
+			"mysql", "-h", "mysql-instance", "-uroot", "-p"+pw, "-e", "select 1")
+		return err
+	}
+	testenv.EventuallyWithin(t, 2*time.Minute, "the new password through the Service", func(context.Context) error {
+		return viaService("n3w-pass")
+	})
+	if err := viaService("otuspassword"); err == nil {
+		t.Error("the old password still logs in through the Service")
+	}
+	if rows := mysql("select count(*) from test;"); !strings.Contains(rows, "2") {
+		t.Errorf("the table after the password change: %s", rows)
+	}
+}
+
+// readyEndpoints returns the addresses of Service name's endpoints that are
+// ready.
+func readyEndpoints(ctx context.Context, t *testing.T, ns, name string) string {
+	t.Helper()
+	return strings.TrimSpace(kubectl(ctx, t, "get", "endpointslices", "-n", ns, "-l", "kubernetes.io/service-name="+name, "-o",
+		`jsonpath={range .items[*].endpoints[?(@.conditions.ready==true)]}{.addresses[0]} {end}`))
+}
+
+// restoreDone reports whether the restore Job has completed (then endpoints
+// are due).
+func restoreDone(ctx context.Context, t *testing.T, ns string) bool {
+	t.Helper()
+	return kubectl(ctx, t, "get", "-n", ns, "job/restore-mysql-instance-job", "-o", "jsonpath={.status.succeeded}") == "1"
 }
 
 // The prgcont workshop's etcd steps, with the operator run from outside the

@@ -10,6 +10,16 @@ import (
 // may be lost, or whose server cannot be backed up any more.
 const SkipBackupAnnotation = "otus.homework/skip-backup"
 
+// BackupAsLatestAnnotation, set to "true" on a MySQL whose restore never
+// finished, makes the backup taken before its deletion the latest one, which
+// the next MySQL of the same name restores. Without it that backup is kept
+// under its own name only: a server that never got its data back must not
+// replace the last good backup with an empty one.
+const BackupAsLatestAnnotation = "otus.homework/backup-as-latest"
+
+// DefaultBackupsToKeep is spec.backupsToKeep when the MySQL does not say.
+const DefaultBackupsToKeep = 5
+
 // MySQLSpec is the homework's cr.yml, plus a safer way to give the password.
 //
 // +kubebuilder:validation:XValidation:rule="has(self.password) != has(self.passwordSecretRef)",message="give exactly one of password and passwordSecretRef (recommended: a Secret, so the password is not in the manifest)"
@@ -21,11 +31,12 @@ type MySQLSpec struct {
 	// +kubebuilder:validation:MaxLength=512
 	Image string `json:"image"`
 
-	// database to create and to back up.
+	// database to create and to back up: letters, digits, $, _ and -, not
+	// starting with - (the dump tools would read it as an option).
 	// +required
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=64
-	// +kubebuilder:validation:Pattern=`^[0-9A-Za-z$_-]+$`
+	// +kubebuilder:validation:XValidation:rule="self.matches('^[0-9A-Za-z$_][0-9A-Za-z$_-]*$')",message="database may hold letters, digits, $, _ and -, and must not start with - (the dump tools would read it as an option)"
 	Database string `json:"database"`
 
 	// password of the root user, in clear text as in the homework. Prefer
@@ -44,11 +55,20 @@ type MySQLSpec struct {
 	// storage_size is the size of the data volume, and of the backup volume
 	// when it is created.
 	// +required
+	// +kubebuilder:validation:XValidation:rule="quantity(string(self)).isGreaterThan(quantity('0'))",message="storage_size must be a positive size, such as 1Gi"
 	StorageSize resource.Quantity `json:"storage_size"`
 
 	// storageClassName of both volumes; default: the cluster's default class.
 	// +optional
 	StorageClassName *string `json:"storageClassName,omitempty"`
+
+	// backupsToKeep is how many dumps the backup volume keeps; each backup
+	// removes the oldest beyond it, never the latest. Default 5.
+	// +optional
+	// +kubebuilder:default=5
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=1000
+	BackupsToKeep int32 `json:"backupsToKeep,omitempty"`
 }
 
 // SecretKeyRef names a key of a Secret in the MySQL's namespace.
@@ -70,9 +90,11 @@ type MySQLStatus struct {
 	// +optional
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
 
-	// conditions: Ready (the server answers and the restore is done),
-	// Restored (what the restore Job did), BackupSucceeded (the backup
-	// before delete) and PasswordChanged.
+	// conditions: Ready (the restore is done and the server answers
+	// clients), Progressing, Degraded (a person must act: the message says
+	// how), Restored (what the restore Job did), BackupSucceeded (the backup
+	// before delete), PasswordChanged and BackupSpace (whether the backup
+	// volume has room for the next dump).
 	// +optional
 	// +listType=map
 	// +listMapKey=type
@@ -99,6 +121,12 @@ type MySQLStatus struct {
 
 // MySQL is a MySQL server with its data and backup volumes.
 //
+// Its name becomes the name of its Service and, inside longer names, of its
+// Jobs (password-<name>-job, at most 63 characters): a DNS label of at most
+// 50 characters.
+//
+// +kubebuilder:validation:XValidation:rule="self.metadata.name.size() <= 50",message="metadata.name may have at most 50 characters: the MySQL's Jobs are named password-<name>-job, and a Job's name has at most 63"
+// +kubebuilder:validation:XValidation:rule="self.metadata.name.matches('^[a-z]([-a-z0-9]*[a-z0-9])?$')",message="metadata.name must be a DNS label (lower-case letters, digits and -, starting with a letter): it names the MySQL's Service"
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
 // +kubebuilder:resource:shortName=ms

@@ -1,8 +1,7 @@
 package controller
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
+	"maps"
 	"strconv"
 	"time"
 
@@ -29,17 +28,47 @@ func childLabels(m *mysqlv1.MySQL) map[string]string {
 	return l
 }
 
-// dataPVC is the server's volume, owned by m.
-func dataPVC(m *mysqlv1.MySQL, owner *metav1ac.OwnerReferenceApplyConfiguration) *corev1ac.PersistentVolumeClaimApplyConfiguration {
+// componentLabels are childLabels for one component: the server, or one of
+// the Jobs, whose pods must never be taken for the server.
+func componentLabels(m *mysqlv1.MySQL, component string) map[string]string {
+	l := childLabels(m)
+	l[labels.Component] = component
+	return l
+}
+
+// serverSelector selects m's server pods, and no Job's.
+func serverSelector(m *mysqlv1.MySQL) map[string]string {
+	l := labels.Selector(appName, m.Name)
+	l[labels.Component] = componentServer
+	return l
+}
+
+// serviceSelector selects m's server pods once they serve clients, that is
+// once the restore is done.
+func serviceSelector(m *mysqlv1.MySQL) map[string]string {
+	l := serverSelector(m)
+	l[servingLabel] = "true"
+	return l
+}
+
+// ownAnnotations mark an object as made for m (see uidAnnotation).
+func ownAnnotations(m *mysqlv1.MySQL) map[string]string {
+	return map[string]string{uidAnnotation: string(m.UID)}
+}
+
+// dataPVC is the server's volume. Like the Deployment, the Service and the
+// credentials, it has no owner reference: the operator deletes it itself,
+// after the backup (see reconcileDelete).
+func dataPVC(m *mysqlv1.MySQL) *corev1ac.PersistentVolumeClaimApplyConfiguration {
 	return corev1ac.PersistentVolumeClaim(dataPVCName(m.Name), m.Namespace).
 		WithLabels(childLabels(m)).
-		WithOwnerReferences(owner).
+		WithAnnotations(ownAnnotations(m)).
 		WithSpec(pvcSpec(m))
 }
 
-// backupPVC is the volume of the backups. m does not own it: backups must
-// outlive the MySQL they were taken from, so that the next MySQL of the same
-// name restores them.
+// backupPVC is the volume of the backups. The operator never deletes it:
+// backups must outlive the MySQL they were taken from, so that the next
+// MySQL of the same name restores them.
 func backupPVC(m *mysqlv1.MySQL) *corev1.PersistentVolumeClaim {
 	return &corev1.PersistentVolumeClaim{
 		ObjectMeta: metav1.ObjectMeta{Name: backupPVCName(m.Name), Namespace: m.Namespace, Labels: childLabels(m)},
@@ -65,11 +94,15 @@ func pvcSpec(m *mysqlv1.MySQL) *corev1ac.PersistentVolumeClaimSpecApplyConfigura
 }
 
 // deployment runs the server: one replica, and Recreate so that two servers
-// never share the data volume. passwordHash rolls the pod when the password
-// changes.
-func deployment(m *mysqlv1.MySQL, passwordHash string, owner *metav1ac.OwnerReferenceApplyConfiguration) *appsv1ac.DeploymentApplyConfiguration {
-	podLabels := childLabels(m)
+// never share the data volume. serving labels its pods for the Service,
+// once the restore is done; passwordVersion rolls them when the password
+// changed.
+func deployment(m *mysqlv1.MySQL, serving bool, passwordVersion string) *appsv1ac.DeploymentApplyConfiguration {
+	podLabels := componentLabels(m, componentServer)
 	podLabels[homeworkAppLabel] = m.Name
+	if serving {
+		podLabels[servingLabel] = "true"
+	}
 	container := corev1ac.Container().
 		WithName("mysql").
 		WithImage(m.Spec.Image).
@@ -86,15 +119,15 @@ func deployment(m *mysqlv1.MySQL, passwordHash string, owner *metav1ac.OwnerRefe
 			WithPeriodSeconds(5).WithTimeoutSeconds(3)).
 		WithSecurityContext(podsecurity.ContainerApply())
 	return appsv1ac.Deployment(m.Name, m.Namespace).
-		WithLabels(childLabels(m)).
-		WithOwnerReferences(owner).
+		WithLabels(componentLabels(m, componentServer)).
+		WithAnnotations(ownAnnotations(m)).
 		WithSpec(appsv1ac.DeploymentSpec().
 			WithReplicas(1).
 			WithStrategy(appsv1ac.DeploymentStrategy().WithType(appsv1.RecreateDeploymentStrategyType)).
-			WithSelector(metav1ac.LabelSelector().WithMatchLabels(labels.Selector(appName, m.Name))).
+			WithSelector(metav1ac.LabelSelector().WithMatchLabels(serverSelector(m))).
 			WithTemplate(corev1ac.PodTemplateSpec().
 				WithLabels(podLabels).
-				WithAnnotations(map[string]string{passwordHashAnnotation: passwordHash}).
+				WithAnnotations(map[string]string{passwordVersionAnnotation: passwordVersion}).
 				WithSpec(corev1ac.PodSpec().
 					WithContainers(container).
 					WithVolumes(corev1ac.Volume().WithName("data").
@@ -102,50 +135,77 @@ func deployment(m *mysqlv1.MySQL, passwordHash string, owner *metav1ac.OwnerRefe
 					WithSecurityContext(podsecurity.PodApply(mysqlUID)))))
 }
 
-// service is the server's address for clients and for the Jobs.
-func service(m *mysqlv1.MySQL, owner *metav1ac.OwnerReferenceApplyConfiguration) *corev1ac.ServiceApplyConfiguration {
+// service is the server's address for clients and for the backup and
+// password Jobs. It selects the server once it serves, never a Job.
+func service(m *mysqlv1.MySQL) *corev1ac.ServiceApplyConfiguration {
 	return corev1ac.Service(m.Name, m.Namespace).
-		WithLabels(childLabels(m)).
-		WithOwnerReferences(owner).
+		WithLabels(componentLabels(m, componentServer)).
+		WithAnnotations(ownAnnotations(m)).
 		WithSpec(corev1ac.ServiceSpec().
-			WithSelector(labels.Selector(appName, m.Name)).
+			WithSelector(serviceSelector(m)).
 			WithPorts(corev1ac.ServicePort().WithName("mysql").WithPort(mysqlPort).WithTargetPort(intstr.FromInt32(mysqlPort))))
+}
+
+// credentialsSecret is the Secret with the password the server was created with.
+func credentialsSecret(m *mysqlv1.MySQL, password string) *corev1.Secret {
+	a := ownAnnotations(m)
+	a[passwordVersionAnnotation] = "1"
+	return &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: credentialsName(m.Name), Namespace: m.Namespace, Labels: childLabels(m), Annotations: a},
+		Type:       corev1.SecretTypeOpaque,
+		Data:       map[string][]byte{keyPassword: []byte(password)},
+	}
 }
 
 func credentialsRef(m *mysqlv1.MySQL, key string) *corev1ac.EnvVarSourceApplyConfiguration {
 	return corev1ac.EnvVarSource().WithSecretKeyRef(corev1ac.SecretKeySelector().WithName(credentialsName(m.Name)).WithKey(key))
 }
 
-// job returns a Job that runs script against m's server. The passwords come
-// from the credentials Secret as environment variables: never in the
+// secretEnv is an environment variable read from key of m's credentials;
+// an optional one is empty when the key is absent.
+func secretEnv(m *mysqlv1.MySQL, name, key string, optional bool) corev1.EnvVar {
+	return corev1.EnvVar{Name: name, ValueFrom: &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{
+		LocalObjectReference: corev1.LocalObjectReference{Name: credentialsName(m.Name)}, Key: key, Optional: ptr.To(optional),
+	}}}
+}
+
+// jobSpec is what differs between the Jobs.
+type jobSpec struct {
+	name, component, script string
+	// host is where the Job finds the server: its Service, or its pod's
+	// address while the Service admits no client.
+	host string
+	// env: the passwords and the script's own settings.
+	env []corev1.EnvVar
+}
+
+// job returns a Job that runs js.script against m's server. The passwords
+// come from the credentials Secret as environment variables: never in the
 // arguments, where `kubectl describe` and the process list would show them.
-func job(m *mysqlv1.MySQL, deadline time.Duration, name, script string, extraEnv ...corev1.EnvVar) *batchv1.Job {
-	secret := func(key string) *corev1.EnvVarSource {
-		return &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{
-			LocalObjectReference: corev1.LocalObjectReference{Name: credentialsName(m.Name)}, Key: key,
-		}}
-	}
+func job(m *mysqlv1.MySQL, deadline time.Duration, js jobSpec) *batchv1.Job {
 	env := append([]corev1.EnvVar{
-		{Name: scripts.EnvHost, Value: m.Name},
+		{Name: scripts.EnvHost, Value: js.host},
 		{Name: scripts.EnvPort, Value: strconv.Itoa(mysqlPort)},
 		{Name: scripts.EnvUser, Value: "root"},
-		{Name: scripts.EnvPassword, ValueFrom: secret(keyPassword)},
 		{Name: scripts.EnvDatabase, Value: m.Spec.Database},
 		{Name: scripts.EnvBackupDir, Value: "/backup"},
-	}, extraEnv...)
+		{Name: scripts.EnvWaitTimeout, Value: jobWaitSeconds},
+	}, js.env...)
+	l := componentLabels(m, js.component)
 	return &batchv1.Job{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: m.Namespace, Labels: childLabels(m)},
+		ObjectMeta: metav1.ObjectMeta{Name: js.name, Namespace: m.Namespace, Labels: l, Annotations: ownAnnotations(m)},
 		Spec: batchv1.JobSpec{
 			BackoffLimit:          ptr.To[int32](2),
 			ActiveDeadlineSeconds: ptr.To(int64(deadline.Seconds())),
 			Template: corev1.PodTemplateSpec{
-				ObjectMeta: metav1.ObjectMeta{Labels: childLabels(m)},
+				ObjectMeta: metav1.ObjectMeta{Labels: maps.Clone(l)},
 				Spec: corev1.PodSpec{
-					RestartPolicy: corev1.RestartPolicyNever,
+					RestartPolicy:                corev1.RestartPolicyNever,
+					AutomountServiceAccountToken: ptr.To(false),
 					Containers: []corev1.Container{{
 						Name:                     "job",
 						Image:                    m.Spec.Image,
-						Command:                  scripts.Command(script),
+						Command:                  scripts.Command(js.script),
 						Env:                      env,
 						VolumeMounts:             []corev1.VolumeMount{{Name: "backup", MountPath: "/backup"}},
 						TerminationMessagePolicy: corev1.TerminationMessageReadFile,
@@ -161,36 +221,77 @@ func job(m *mysqlv1.MySQL, deadline time.Duration, name, script string, extraEnv
 	}
 }
 
-// restoreJob loads the latest backup, if any, into a new server. A new
-// server may take minutes to initialise its data directory, and the Job
-// waits for it.
-func restoreJob(m *mysqlv1.MySQL, deadline time.Duration) *batchv1.Job {
-	return job(m, deadline, restoreJobName(m.Name), scripts.Restore, corev1.EnvVar{Name: scripts.EnvWaitTimeout, Value: "300"})
+// loginEnv gives a backup or restore Job both passwords the server may
+// have: the confirmed one, and the one a password Job may have set.
+func loginEnv(m *mysqlv1.MySQL) []corev1.EnvVar {
+	return []corev1.EnvVar{
+		secretEnv(m, scripts.EnvPassword, keyPassword, false),
+		secretEnv(m, scripts.EnvPasswordAlt, keyPendingPassword, true),
+	}
 }
 
-// backupJob dumps the database before m goes. It carries m's UID, since it
-// outlives m and the next MySQL of the same name must tell it apart.
-func backupJob(m *mysqlv1.MySQL, deadline time.Duration) *batchv1.Job {
-	j := job(m, deadline, backupJobName(m.Name), scripts.Backup)
-	j.Annotations = map[string]string{uidAnnotation: string(m.UID)}
-	return j
-}
-
-// passwordJob sets the pending password in the running server.
-func passwordJob(m *mysqlv1.MySQL, deadline time.Duration, pendingHash string) *batchv1.Job {
-	j := job(m, deadline, passwordJobName(m.Name), scripts.Password, corev1.EnvVar{
-		Name: scripts.EnvNewPassword,
-		ValueFrom: &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{
-			LocalObjectReference: corev1.LocalObjectReference{Name: credentialsName(m.Name)}, Key: keyPendingPassword,
-		}},
+// restoreJob loads the latest backup, if any, into a new server. It reaches
+// the server at its pod's address: the Service admits no client until the
+// restore is done.
+func restoreJob(m *mysqlv1.MySQL, deadline time.Duration, serverIP string) *batchv1.Job {
+	return job(m, deadline, jobSpec{
+		name: restoreJobName(m.Name), component: componentRestore, script: scripts.Restore,
+		host: serverIP, env: loginEnv(m),
 	})
-	j.Annotations = map[string]string{passwordHashAnnotation: pendingHash}
-	return j
 }
 
-// hash is a short digest of a password, salted with m's UID so that equal
-// passwords of two MySQLs do not show as equal hashes.
-func hash(m *mysqlv1.MySQL, password string) string {
-	sum := sha256.Sum256([]byte(string(m.UID) + ":" + password))
-	return hex.EncodeToString(sum[:8])
+// backupPlan says where a backup goes and whether it may become the latest.
+type backupPlan struct {
+	// host of the server (see jobSpec.host).
+	host string
+	// latestExpected is the dump the server was restored from ("none" for
+	// none), "" when unknown: the new dump becomes latest only if latest
+	// still names it, so latest only moves forward.
+	latestExpected string
+	// aside keeps the dump out of latest: the server never got its data
+	// back.
+	aside bool
+}
+
+// backupJob dumps the database before m goes. It is not owned by m, whose
+// deletion it must outlive, and it carries m's UID, since the next MySQL of
+// the same name must tell it apart.
+func backupJob(m *mysqlv1.MySQL, deadline time.Duration, p backupPlan) *batchv1.Job {
+	env := loginEnv(m)
+	keep := m.Spec.BackupsToKeep
+	if keep <= 0 {
+		keep = mysqlv1.DefaultBackupsToKeep
+	}
+	env = append(env, corev1.EnvVar{Name: scripts.EnvKeepBackups, Value: strconv.Itoa(int(keep))})
+	if p.latestExpected != "" {
+		env = append(env, corev1.EnvVar{Name: scripts.EnvLatestExpected, Value: p.latestExpected})
+	}
+	if p.aside {
+		env = append(env, corev1.EnvVar{Name: scripts.EnvMakeLatest, Value: "no"})
+	}
+	return job(m, deadline, jobSpec{
+		name: backupJobName(m.Name), component: componentBackup, script: scripts.Backup,
+		host: p.host, env: env,
+	})
+}
+
+// passwordJob sets the password under key target of the credentials in the
+// running server, logging in with it or with the other key's: the server
+// has one of the two. version is the credentials' resourceVersion.
+func passwordJob(m *mysqlv1.MySQL, deadline time.Duration, target, version string) *batchv1.Job {
+	other := keyPendingPassword
+	if target == keyPendingPassword {
+		other = keyPassword
+	}
+	j := job(m, deadline, jobSpec{
+		name: passwordJobName(m.Name), component: componentPassword, script: scripts.Password,
+		host: m.Name,
+		env: []corev1.EnvVar{
+			secretEnv(m, scripts.EnvPassword, other, false),
+			secretEnv(m, scripts.EnvNewPassword, target, false),
+		},
+	})
+	j.Annotations[targetAnnotation] = target
+	j.Annotations[credentialsVersionAnnotation] = version
+	return j
 }

@@ -1,5 +1,7 @@
 package controller
 
+import "fmt"
+
 // Condition types of a MySQL beyond the shared Ready, Progressing, Degraded.
 const (
 	// Restored says what the restore Job did when the MySQL was created.
@@ -8,24 +10,47 @@ const (
 	BackupSucceeded = "BackupSucceeded"
 	// PasswordChanged says how the last password change went.
 	PasswordChanged = "PasswordChanged"
+	// BackupSpace says whether the backup volume has room for the next
+	// dump, as last measured.
+	BackupSpace = "BackupSpace"
 )
 
 // Reasons.
 const (
 	ReasonSecretNotFound   = "SecretNotFound"
 	ReasonSecretKeyMissing = "SecretKeyMissing"
+	ReasonNameConflict     = "NameConflict"
 	ReasonServerStarting   = "ServerStarting"
 	ReasonRestoring        = "Restoring"
 	ReasonRestored         = "Restored"
 	ReasonNoBackup         = "NoBackup"
 	ReasonRestoreFailed    = "RestoreFailed"
 	ReasonPreviousJob      = "WaitingForPreviousJob"
+	ReasonPreviousObject   = "WaitingForPreviousMySQL"
+	ReasonReplacing        = "ReplacingDeployment"
 	ReasonBackingUp        = "BackingUp"
 	ReasonBackupDone       = "BackupSucceeded"
+	ReasonBackupAside      = "BackupKeptAside"
 	ReasonBackupFailed     = "BackupFailed"
 	ReasonBackupSkipped    = "BackupSkipped"
+	ReasonDeleting         = "Deleting"
 	ReasonChangingPassword = "ChangingPassword"
 	ReasonPasswordChanged  = "PasswordChanged"
 	ReasonPasswordFailed   = "PasswordChangeFailed"
+	ReasonSpaceOK          = "SpaceAvailable"
+	ReasonSpaceLow         = "BackupVolumeLow"
+	ReasonSpaceUnknown     = "SpaceNotMeasured"
 	ReasonReady            = "Ready"
+	ReasonUpToDate         = "UpToDate"
 )
+
+// waiting is an error for a state the operator or the cluster is working
+// through (a Job runs, a pod starts): the pass stops there, Progressing says
+// why, and an event of the awaited object brings the MySQL back.
+type waiting struct{ reason, message string }
+
+func (w *waiting) Error() string { return w.message }
+
+func wait(reason, format string, args ...any) error {
+	return &waiting{reason: reason, message: fmt.Sprintf(format, args...)}
+}

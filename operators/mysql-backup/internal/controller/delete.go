@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -20,53 +21,74 @@ import (
 )
 
 // reconcileDelete backs the database up before the MySQL and its server go.
-// The finalizer holds the MySQL, and with it the server and its volume, until
-// the backup Job succeeded; the Job's events bring us back, no polling.
+// The finalizer holds the MySQL until the backup Job succeeded; the server,
+// its volume, its Service and its credentials have no owner reference, so
+// the garbage collector leaves them alone in every propagation mode
+// (foreground deletion would otherwise delete them at once). Once the backup
+// is done, or skipped, the operator deletes them itself, then lets the MySQL
+// go. The Job's events bring us back, no polling.
 func (r *MySQLReconciler) reconcileDelete(ctx context.Context, m *mysqlv1.MySQL) error {
 	if !controllerutil.ContainsFinalizer(m, finalizer) {
 		return nil
 	}
 	before := m.DeepCopy()
 	done, err := r.backupBeforeDelete(ctx, m)
-	if perr := status.PatchIfChanged(ctx, r.Client, before, m); perr != nil && !apierrors.IsNotFound(perr) {
+	summarizeDelete(m, err)
+	var b *conditions.Blocked
+	var w *waiting
+	if errors.As(err, &b) || errors.As(err, &w) {
+		err = nil
+	}
+	if perr := status.PatchIfChanged(ctx, r.Client, before, m); perr != nil && !apierrors.IsNotFound(perr) && !apierrors.IsConflict(perr) {
 		err = errors.Join(err, perr)
 	}
 	if err != nil || !done {
 		return err
 	}
-	return finalizers.Remove(ctx, r.Client, m, finalizer)
+	if err := r.deleteKept(ctx, m); err != nil {
+		return err
+	}
+	// NotFound: a reconcile of an older event removed it first.
+	return client.IgnoreNotFound(finalizers.Remove(ctx, r.Client, m, finalizer))
+}
+
+// summarizeDelete sets Ready, Progressing and Degraded of a MySQL being
+// deleted: it serves no more clients, whatever its server does.
+func summarizeDelete(m *mysqlv1.MySQL, err error) {
+	setCondition(m, conditions.Ready, metav1.ConditionFalse, ReasonDeleting, fmt.Sprintf("%s is being deleted", m.Name))
+	var b *conditions.Blocked
+	var w *waiting
+	switch {
+	case errors.As(err, &b):
+		setCondition(m, conditions.Progressing, metav1.ConditionFalse, b.Reason, "waiting for a person to act: see Degraded")
+		setCondition(m, conditions.Degraded, metav1.ConditionTrue, b.Reason, b.Message)
+		return
+	case errors.As(err, &w):
+		setCondition(m, conditions.Progressing, metav1.ConditionTrue, w.reason, w.message)
+	default:
+		setCondition(m, conditions.Progressing, metav1.ConditionTrue, ReasonDeleting, "deleting the server, its volume, its Service and its credentials")
+	}
+	setCondition(m, conditions.Degraded, metav1.ConditionFalse, ReasonDeleting, "no problem found")
 }
 
 // backupBeforeDelete returns true once the deletion may go on.
 func (r *MySQLReconciler) backupBeforeDelete(ctx context.Context, m *mysqlv1.MySQL) (bool, error) {
+	// Objects made by an earlier version of the operator lose their owner
+	// reference first, so that the garbage collector leaves them alone.
+	for _, obj := range kept(m) {
+		if _, err := r.claim(ctx, m, obj); err != nil && !errors.As(err, new(*conditions.Blocked)) && !errors.As(err, new(*waiting)) {
+			return false, err
+		}
+	}
 	name := backupJobName(m.Name)
 	if m.Annotations[mysqlv1.SkipBackupAnnotation] == "true" {
 		r.skipBackup(m, fmt.Sprintf("deleted without a backup, as the %s annotation asks", mysqlv1.SkipBackupAnnotation))
 		return true, nil
 	}
-	j := backupJob(m, r.deadline())
-	err := r.Get(ctx, client.ObjectKeyFromObject(j), j)
+	j := &batchv1.Job{}
+	err := r.Get(ctx, client.ObjectKey{Namespace: m.Namespace, Name: name}, j)
 	if apierrors.IsNotFound(err) {
-		err = r.ensureBackupPVC(ctx, m)
-		if err == nil {
-			j = backupJob(m, r.deadline())
-			err = r.Create(ctx, j, client.FieldOwner(FieldOwner))
-		}
-		switch {
-		case apierrors.IsAlreadyExists(err):
-			return false, nil // created by an earlier reconcile; the cache will show it
-		case apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause):
-			// The whole namespace goes, the backup volume with it: there is
-			// nowhere to keep a backup, and waiting would only hold the
-			// namespace's deletion forever.
-			r.skipBackup(m, fmt.Sprintf("namespace %s is being deleted with %s: no backup is possible", m.Namespace, backupPVCName(m.Name)))
-			return true, nil
-		case err != nil:
-			return false, err
-		}
-		r.Recorder.Eventf(m, j, corev1.EventTypeNormal, ReasonBackingUp, "CreateBackupJob", "Started %s: the MySQL goes once it succeeded", name)
-		setBackingUp(m, fmt.Sprintf("%s is dumping %s to %s", name, m.Spec.Database, backupPVCName(m.Name)))
-		return false, nil
+		return r.startBackup(ctx, m)
 	}
 	if err != nil {
 		return false, err
@@ -76,18 +98,17 @@ func (r *MySQLReconciler) backupBeforeDelete(ctx context.Context, m *mysqlv1.MyS
 		// A Job of an earlier MySQL of the same name, kept so that
 		// `kubectl get jobs` shows it, as the homework does.
 		if stateOf(j) == jobSucceeded {
-			setBackingUp(m, fmt.Sprintf("removing the succeeded %s of an earlier MySQL named %s", name, m.Name))
-			return false, r.deleteJob(ctx, j)
+			return false, errors.Join(r.deleteJob(ctx, j),
+				backingUp(m, "removing the succeeded %s of an earlier MySQL named %s", name, m.Name))
 		}
 		msg := fmt.Sprintf("%s of an earlier MySQL named %s did not succeed: read `kubectl logs job/%s`, then delete it", name, m.Name, name)
 		setCondition(m, BackupSucceeded, metav1.ConditionFalse, ReasonPreviousJob, msg)
-		return false, nil
+		return false, conditions.Block(ReasonPreviousJob, "%s", msg)
 	}
 
 	switch stateOf(j) {
 	case jobRunning:
-		setBackingUp(m, fmt.Sprintf("%s is dumping %s to %s", name, m.Spec.Database, backupPVCName(m.Name)))
-		return false, nil
+		return false, backingUp(m, "%s is dumping %s to %s", name, m.Spec.Database, backupPVCName(m.Name))
 	case jobFailed:
 		msg := fmt.Sprintf("%s failed, so MySQL %s and its data stay. `kubectl logs job/%s` says why; "+
 			"`kubectl delete job %s` runs the backup again; `kubectl annotate mysql %s %s=true` deletes without a backup",
@@ -96,8 +117,7 @@ func (r *MySQLReconciler) backupBeforeDelete(ctx context.Context, m *mysqlv1.MyS
 			r.Recorder.Eventf(m, j, corev1.EventTypeWarning, ReasonBackupFailed, "BackupJobFailed", "%s", msg)
 		}
 		setCondition(m, BackupSucceeded, metav1.ConditionFalse, ReasonBackupFailed, msg)
-		setCondition(m, conditions.Degraded, metav1.ConditionTrue, ReasonBackupFailed, msg)
-		return false, nil
+		return false, conditions.Block(ReasonBackupFailed, "%s", msg)
 	}
 
 	report, err := r.report(ctx, j)
@@ -106,22 +126,85 @@ func (r *MySQLReconciler) backupBeforeDelete(ctx context.Context, m *mysqlv1.MyS
 	}
 	m.Status.LastBackupTime = j.Status.CompletionTime
 	m.Status.LastBackup = backupPVCName(m.Name)
-	if res, _ := scripts.ParseResult(report); res.Outcome == scripts.BackedUp {
+	reason, msg := ReasonBackupDone, ""
+	switch res, _ := scripts.ParseResult(report); res.Outcome {
+	case scripts.BackedUp:
 		m.Status.LastBackup += "/" + res.Dump
+		msg = "backed up to " + m.Status.LastBackup
+	case scripts.BackedUpAside:
+		m.Status.LastBackup += "/" + res.Dump
+		reason = ReasonBackupAside
+		msg = fmt.Sprintf("backed up to %s, kept aside: latest still names the backup the next MySQL restores (see `kubectl logs job/%s`)", m.Status.LastBackup, name)
+	default:
+		msg = "backed up to " + m.Status.LastBackup
 	}
-	setCondition(m, BackupSucceeded, metav1.ConditionTrue, ReasonBackupDone, "backed up to "+m.Status.LastBackup)
+	setCondition(m, BackupSucceeded, metav1.ConditionTrue, reason, msg)
 	m.Status.Message = "mysql and its children resources deleted"
-	r.Recorder.Eventf(m, j, corev1.EventTypeNormal, ReasonBackupDone, "BackupJobDone", "Backed up to %s; deleting the MySQL", m.Status.LastBackup)
+	r.Recorder.Eventf(m, j, corev1.EventTypeNormal, ReasonBackupDone, "BackupJobDone", "%s; deleting the MySQL", msg)
 	return true, nil
+}
+
+// startBackup starts the backup Job. Only a server that got its data back
+// may move latest: the dump of one whose restore never finished is kept
+// aside, unless the user says otherwise.
+func (r *MySQLReconciler) startBackup(ctx context.Context, m *mysqlv1.MySQL) (bool, error) {
+	name := backupJobName(m.Name)
+	restored := meta.FindStatusCondition(m.Status.Conditions, Restored)
+	p := backupPlan{host: m.Name}
+	switch {
+	case restored == nil || restored.Status != metav1.ConditionTrue:
+		// The Service admits no client before the restore: reach the pod.
+		// With no pod that answers, the Job waits for the Service in vain
+		// and fails, and the condition says how to retry or skip.
+		pod, err := r.serverPod(ctx, m)
+		if err != nil {
+			return false, err
+		}
+		if pod != nil {
+			p.host = pod.Status.PodIP
+		}
+		p.aside = m.Annotations[mysqlv1.BackupAsLatestAnnotation] != "true"
+	case restored.Reason == ReasonNoBackup:
+		p.latestExpected = "none"
+	case m.Status.RestoredFrom != "":
+		p.latestExpected = m.Status.RestoredFrom
+	}
+	if err := r.ensureBackupPVC(ctx, m); err != nil {
+		if apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause) {
+			// The whole namespace goes, the backup volume with it: there
+			// is nowhere to keep a backup, and waiting would only hold
+			// the namespace's deletion forever.
+			r.skipBackup(m, fmt.Sprintf("namespace %s is being deleted with %s: no backup is possible", m.Namespace, backupPVCName(m.Name)))
+			return true, nil
+		}
+		return false, err
+	}
+	j := backupJob(m, r.deadline(), p)
+	err := r.Create(ctx, j, client.FieldOwner(FieldOwner))
+	switch {
+	case apierrors.IsAlreadyExists(err):
+		// created by an earlier reconcile; the cache will show it
+	case apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause):
+		r.skipBackup(m, fmt.Sprintf("namespace %s is being deleted with %s: no backup is possible", m.Namespace, backupPVCName(m.Name)))
+		return true, nil
+	case err != nil:
+		return false, err
+	default:
+		r.Recorder.Eventf(m, j, corev1.EventTypeNormal, ReasonBackingUp, "CreateBackupJob", "Started %s: the MySQL goes once it succeeded", name)
+	}
+	return false, backingUp(m, "%s is dumping %s to %s", name, m.Spec.Database, backupPVCName(m.Name))
 }
 
 // skipBackup records that m goes without a backup, and why.
 func (r *MySQLReconciler) skipBackup(m *mysqlv1.MySQL, msg string) {
+	if c := meta.FindStatusCondition(m.Status.Conditions, BackupSucceeded); c == nil || c.Reason != ReasonBackupSkipped {
+		r.Recorder.Eventf(m, nil, corev1.EventTypeWarning, ReasonBackupSkipped, "SkipBackup", "%s", msg)
+	}
 	setCondition(m, BackupSucceeded, metav1.ConditionFalse, ReasonBackupSkipped, msg)
-	r.Recorder.Eventf(m, nil, corev1.EventTypeWarning, ReasonBackupSkipped, "SkipBackup", "%s", msg)
 }
 
-func setBackingUp(m *mysqlv1.MySQL, msg string) {
+func backingUp(m *mysqlv1.MySQL, format string, args ...any) error {
+	msg := fmt.Sprintf(format, args...)
 	setCondition(m, BackupSucceeded, metav1.ConditionUnknown, ReasonBackingUp, msg)
-	setCondition(m, conditions.Progressing, metav1.ConditionTrue, ReasonBackingUp, msg)
+	return wait(ReasonBackingUp, "%s", msg)
 }

@@ -10,26 +10,55 @@ const (
 	appName = "mysql"
 	// finalizer holds a MySQL being deleted until its backup succeeded.
 	finalizer = "otus.homework/backup"
-	// mysqlLabel names the MySQL a child belongs to, also on the backup PVC
-	// and the backup Job, which it does not own.
+	// mysqlLabel names the MySQL a child belongs to: the operator finds the
+	// MySQL of a Job, a server pod or any other child by it.
 	mysqlLabel = "otus.homework/mysql"
+	// servingLabel on the server's pods says its restore is done: the
+	// Service selects only such pods, so no client reaches a server whose
+	// tables a restore is still replacing.
+	servingLabel = "otus.homework/serving"
 	// homeworkAppLabel is the label the homework selects the server's pod
 	// with: kubectl get pods -l app=N.
 	homeworkAppLabel = "app"
-	// uidAnnotation on a backup Job is the UID of the MySQL it backed up:
-	// a job of an earlier MySQL of the same name is not this deletion's.
+	// uidAnnotation on every object the operator creates for a MySQL is that
+	// MySQL's UID. The server, its volume, its Service and its credentials
+	// carry no owner reference (the garbage collector would delete them
+	// before the backup, in a foreground deletion): this annotation is how
+	// the operator tells its own objects from a stranger's, and from those of
+	// an earlier MySQL of the same name.
 	uidAnnotation = "otus.homework/mysql-uid"
-	// passwordHashAnnotation on the password Job is a hash of the password it
-	// sets, and on the server's pod template a hash of the current one, so
-	// that a change rolls the pod.
-	passwordHashAnnotation = "otus.homework/password-hash"
-	// Keys of the credentials Secret: the password the server has, and the
-	// one a password Job is setting.
+	// passwordVersionAnnotation counts the password changes on the
+	// credentials Secret and, on the server's pod template, rolls the pod
+	// when it moves, so that its MYSQL_ROOT_PASSWORD is the current one. It
+	// says nothing about the password itself.
+	passwordVersionAnnotation = "otus.homework/password-version"
+	// credentialsVersionAnnotation on a password Job is the resourceVersion
+	// of the credentials Secret it was started from: the Job's pod read the
+	// passwords of that version, and only then may its success be recorded.
+	credentialsVersionAnnotation = "otus.homework/credentials-version"
+	// targetAnnotation on a password Job is the key of the credentials
+	// Secret whose password the Job sets.
+	targetAnnotation = "otus.homework/password-target"
+	// Keys of the credentials Secret: the password the server was last
+	// known to have, and the one a password Job may have set. The server
+	// always has one of the two.
 	keyPassword        = "password"
 	keyPendingPassword = "pending-password"
 	mysqlPort          = 3306
 	// mysqlUID is the unprivileged user of the official mysql images.
 	mysqlUID = 999
+	// jobWaitSeconds is how long a Job waits for the server to answer: a new
+	// server may take minutes to initialise its data directory.
+	jobWaitSeconds = "300"
+)
+
+// Components: the app.kubernetes.io/component of the server and of each Job.
+// A Service selects the server's component only.
+const (
+	componentServer   = "server"
+	componentRestore  = "restore"
+	componentBackup   = "backup"
+	componentPassword = "password"
 )
 
 // Names of the children of MySQL n.

@@ -5,6 +5,7 @@ package controller
 
 import (
 	"context"
+	"strings"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -75,9 +76,11 @@ func (r *MySQLReconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ct
 	return ctrl.Result{}, r.reconcileNormal(ctx, m)
 }
 
-// SetupWithManager watches MySQLs, what they own, every Job labelled with a
-// MySQL's name (the backup Job outlives its MySQL, so it is not owned), and
-// the Secrets their passwords come from.
+// SetupWithManager watches MySQLs and every object labelled with a MySQL's
+// name: the server and its Service, volumes and credentials (which carry no
+// owner reference, see reconcileDelete), the Jobs, and the server's pods,
+// whose readiness starts the restore. It also watches the Secrets the
+// passwords come from.
 func (r *MySQLReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if r.APIReader == nil {
 		r.APIReader = mgr.GetAPIReader()
@@ -92,19 +95,30 @@ func (r *MySQLReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if err != nil {
 		return err
 	}
-	return ctrl.NewControllerManagedBy(mgr).
-		For(&mysqlv1.MySQL{}).
-		Owns(&appsv1.Deployment{}).
-		Owns(&corev1.Service{}).
-		Owns(&corev1.PersistentVolumeClaim{}).
-		Owns(&corev1.Secret{}).
-		Watches(&batchv1.Job{}, handler.EnqueueRequestsFromMapFunc(byMySQLLabel)).
-		Watches(&corev1.Secret{}, secrets).
-		Complete(r)
+	b := ctrl.NewControllerManagedBy(mgr).For(&mysqlv1.MySQL{})
+	for _, obj := range []client.Object{&appsv1.Deployment{}, &corev1.Service{}, &corev1.PersistentVolumeClaim{},
+		&corev1.Secret{}, &batchv1.Job{}, &corev1.Pod{}} {
+		b = b.Watches(obj, handler.EnqueueRequestsFromMapFunc(mySQLOf))
+	}
+	return b.Watches(&corev1.Secret{}, secrets).Complete(r)
 }
 
-func byMySQLLabel(_ context.Context, o client.Object) []reconcile.Request {
+// mySQLOf maps a child to its MySQL by the child's label. An object without
+// it maps to the MySQL whose child would have its name: a stranger's object
+// that stood in a MySQL's way (NameConflict) brings the MySQL back when it
+// goes.
+func mySQLOf(_ context.Context, o client.Object) []reconcile.Request {
 	name, ok := o.GetLabels()[mysqlLabel]
+	if !ok {
+		switch o.(type) {
+		case *appsv1.Deployment, *corev1.Service:
+			name, ok = o.GetName(), true
+		case *corev1.PersistentVolumeClaim:
+			name, ok = strings.CutSuffix(o.GetName(), "-pvc")
+		case *corev1.Secret:
+			name, ok = strings.CutSuffix(o.GetName(), "-credentials")
+		}
+	}
 	if !ok {
 		return nil
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
@@ -76,15 +77,58 @@ func waitCondition(t *testing.T, m *mysqlv1.MySQL, typ string, status metav1.Con
 	return got
 }
 
-// serverUp does what the Deployment controller and a kubelet would.
+// serverUp does what the Deployment controller and a kubelet would: a
+// server pod whose container answers, and the Deployment's status for the
+// template it has now.
 func serverUp(t *testing.T, m *mysqlv1.MySQL) {
 	t.Helper()
 	d := &appsv1.Deployment{}
 	get(t, key(m, m.Name), d)
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{GenerateName: m.Name + "-", Namespace: m.Namespace, Labels: d.Spec.Template.Labels},
+		Spec:       d.Spec.Template.Spec,
+	}
+	if err := suite.Client.Create(ctx, pod); err != nil {
+		t.Fatal(err)
+	}
+	pod.Status.Phase = corev1.PodRunning
+	pod.Status.PodIP = serverIP
+	pod.Status.Conditions = []corev1.PodCondition{{Type: corev1.ContainersReady, Status: corev1.ConditionTrue}}
+	if err := suite.Client.Status().Update(ctx, pod); err != nil {
+		t.Fatal(err)
+	}
+	deploymentAvailable(t, d)
+}
+
+// serverIP is the address of the test's server pods.
+const serverIP = "10.0.0.7"
+
+// deploymentAvailable does what the Deployment controller would once d's
+// current template runs.
+func deploymentAvailable(t *testing.T, d *appsv1.Deployment) {
+	t.Helper()
+	d.Status.ObservedGeneration = d.Generation
 	d.Status.Replicas, d.Status.ReadyReplicas, d.Status.AvailableReplicas, d.Status.UpdatedReplicas = 1, 1, 1, 1
 	if err := suite.Client.Status().Update(ctx, d); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// serving waits for the server's template to serve clients (the restore is
+// done) and rolls it out.
+func serving(t *testing.T, m *mysqlv1.MySQL) {
+	t.Helper()
+	d := &appsv1.Deployment{}
+	testenv.Eventually(t, "the server's pods to be labelled for the Service", func(ctx context.Context) error {
+		if err := suite.Client.Get(ctx, key(m, m.Name), d); err != nil {
+			return err
+		}
+		if d.Spec.Template.Labels[servingLabel] != "true" {
+			return fmt.Errorf("pod template labels %v", d.Spec.Template.Labels)
+		}
+		return nil
+	})
+	deploymentAvailable(t, d)
 }
 
 // finishJob does what the Job controller would when the Job's pod exits;
@@ -133,10 +177,24 @@ func finishJob(t *testing.T, m *mysqlv1.MySQL, name string, succeeded bool, repo
 	}
 }
 
-// collect deletes what the garbage collector would delete with m: envtest
-// runs none.
+// collect deletes what the garbage collector would delete with m (the Jobs
+// it owns), and lets its data volume go as the PVC protection controller
+// would once no pod uses it, and the server's pods, as the Deployment's
+// deletion would: envtest runs none of these controllers.
 func collect(t *testing.T, m *mysqlv1.MySQL) {
 	t.Helper()
+	if err := suite.Client.DeleteAllOf(ctx, &corev1.Pod{}, client.InNamespace(m.Namespace), client.MatchingLabels(serverSelector(m)),
+		client.GracePeriodSeconds(0)); err != nil {
+		t.Fatal(err)
+	}
+	pvc := &corev1.PersistentVolumeClaim{}
+	if err := suite.Client.Get(ctx, key(m, dataPVCName(m.Name)), pvc); err == nil && !pvc.DeletionTimestamp.IsZero() {
+		patch := client.MergeFrom(pvc.DeepCopy())
+		pvc.Finalizers = nil
+		if err := suite.Client.Patch(ctx, pvc, patch); err != nil {
+			t.Fatal(err)
+		}
+	}
 	lists := []client.ObjectList{&batchv1.JobList{}, &appsv1.DeploymentList{}, &corev1.ServiceList{},
 		&corev1.PersistentVolumeClaimList{}, &corev1.SecretList{}}
 	for _, list := range lists {
@@ -167,12 +225,14 @@ func waitGone(t *testing.T, obj client.Object) {
 	})
 }
 
-// ready brings a new MySQL to Ready: server up, restore done.
+// ready brings a new MySQL to Ready: server up, restore done, server
+// serving.
 func ready(t *testing.T, m *mysqlv1.MySQL, report string) *mysqlv1.MySQL {
 	t.Helper()
 	waitCondition(t, m, conditions.Ready, metav1.ConditionFalse, ReasonServerStarting)
 	serverUp(t, m)
 	finishJob(t, m, restoreJobName(m.Name), true, report)
+	serving(t, m)
 	return waitCondition(t, m, conditions.Ready, metav1.ConditionTrue, ReasonReady)
 }
 
@@ -183,8 +243,16 @@ func TestHomeworkLifecycle(t *testing.T) {
 	// The homework's children, by the homework's names.
 	pvc := &corev1.PersistentVolumeClaim{}
 	get(t, key(m, "mysql-instance-pvc"), pvc)
-	if !metav1.IsControlledBy(pvc, m) || pvc.Spec.Resources.Requests.Storage().String() != "1Gi" {
-		t.Errorf("data PVC: owners %v, size %v", pvc.OwnerReferences, pvc.Spec.Resources.Requests.Storage())
+	if pvc.Spec.Resources.Requests.Storage().String() != "1Gi" {
+		t.Errorf("data PVC: size %v", pvc.Spec.Resources.Requests.Storage())
+	}
+	// What the backup needs carries no owner reference, which would let the
+	// garbage collector delete it first in a foreground deletion.
+	for _, obj := range kept(m) {
+		get(t, client.ObjectKeyFromObject(obj), obj)
+		if len(obj.GetOwnerReferences()) != 0 || obj.GetAnnotations()[uidAnnotation] != string(m.UID) {
+			t.Errorf("%T %s: owners %v, annotations %v; want no owner and the MySQL's UID", obj, obj.GetName(), obj.GetOwnerReferences(), obj.GetAnnotations())
+		}
 	}
 	backup := &corev1.PersistentVolumeClaim{}
 	get(t, key(m, "backup-mysql-instance-pvc"), backup)
@@ -213,9 +281,14 @@ func TestHomeworkLifecycle(t *testing.T) {
 	if !metav1.IsControlledBy(restore, m) {
 		t.Error("the restore Job is not owned by the MySQL")
 	}
+	if host := envNamed(restore, scripts.EnvHost); host == nil || host.Value != serverIP {
+		t.Errorf("the restore Job must reach the server's pod (the Service admits no client yet), has %s=%+v", scripts.EnvHost, host)
+	}
 	assertNoPassword(t, restore, "otuspassword")
-	finishJob(t, m, restore.Name, true, "no-backup")
+	finishJob(t, m, restore.Name, true, "no-backup free=1073741824")
+	serving(t, m)
 	got := waitCondition(t, m, conditions.Ready, metav1.ConditionTrue, ReasonReady)
+	waitCondition(t, m, BackupSpace, metav1.ConditionTrue, ReasonSpaceOK)
 	if got.Status.Message != "mysql-instance created without restore-job: there was no backup to restore" {
 		t.Errorf("message %q", got.Status.Message)
 	}
@@ -230,9 +303,24 @@ func TestHomeworkLifecycle(t *testing.T) {
 		t.Errorf("backup Job: owners %v, annotations %v", job.OwnerReferences, job.Annotations)
 	}
 	assertNoPassword(t, job, "otuspassword")
-	waitCondition(t, m, BackupSucceeded, metav1.ConditionUnknown, ReasonBackingUp)
+	if e := envNamed(job, scripts.EnvLatestExpected); e == nil || e.Value != "none" {
+		t.Errorf("the backup of a server restored from nothing must expect no latest, has %+v", e)
+	}
+	got = waitCondition(t, m, BackupSucceeded, metav1.ConditionUnknown, ReasonBackingUp)
+	if c := meta.FindStatusCondition(got.Status.Conditions, conditions.Ready); c.Status != metav1.ConditionFalse || c.Reason != ReasonDeleting {
+		t.Errorf("a MySQL being deleted must not say Ready: %+v", c)
+	}
+	for _, obj := range kept(m) {
+		if err := suite.Client.Get(ctx, client.ObjectKeyFromObject(obj), obj); err != nil || !obj.GetDeletionTimestamp().IsZero() {
+			t.Errorf("%T %s must stay until the backup succeeded: %v, deletion %v", obj, obj.GetName(), err, obj.GetDeletionTimestamp())
+		}
+	}
 	finishJob(t, m, job.Name, true, "backed-up otus-database-20261121T120000Z.sql.gz")
 	waitGone(t, m)
+	// The operator deleted them itself (envtest has no garbage collector).
+	for _, obj := range kept(m) {
+		waitDeleted(t, obj)
+	}
 	collect(t, m)
 
 	// Recreate: the restore loads the backup; a second delete replaces the
@@ -255,8 +343,26 @@ func TestHomeworkLifecycle(t *testing.T) {
 		}
 		return nil
 	})
+	j := &batchv1.Job{}
+	get(t, key(again, "backup-mysql-instance-job"), j)
+	if e := envNamed(j, scripts.EnvLatestExpected); e == nil || e.Value != "otus-database-20261121T120000Z.sql.gz" {
+		t.Errorf("the backup must expect latest to name the dump the server was restored from, has %+v", e)
+	}
 	finishJob(t, again, "backup-mysql-instance-job", true, "")
 	waitGone(t, again)
+}
+
+// waitDeleted waits until obj is gone or going (a PVC keeps its protection
+// finalizer in envtest, which runs no controller to remove it).
+func waitDeleted(t *testing.T, obj client.Object) {
+	t.Helper()
+	testenv.Eventually(t, fmt.Sprintf("%T %s to be deleted", obj, obj.GetName()), func(ctx context.Context) error {
+		err := suite.Client.Get(ctx, client.ObjectKeyFromObject(obj), obj)
+		if apierrors.IsNotFound(err) || (err == nil && !obj.GetDeletionTimestamp().IsZero()) {
+			return nil
+		}
+		return errors.Join(err, errors.New("still there"))
+	})
 }
 
 func assertNoPassword(t *testing.T, j *batchv1.Job, password string) {
@@ -331,42 +437,38 @@ func TestPasswordChange(t *testing.T) {
 	ready(t, m, "no-backup")
 	d := &appsv1.Deployment{}
 	get(t, key(m, "rotating"), d)
-	oldHash := d.Spec.Template.Annotations[passwordHashAnnotation]
+	if v := d.Spec.Template.Annotations[passwordVersionAnnotation]; v != "1" {
+		t.Errorf("the pod template's password version is %q, want 1", v)
+	}
 
 	setPassword(t, m, "n3w'pass")
 	j := &batchv1.Job{}
 	get(t, key(m, "password-rotating-job"), j)
 	assertNoPassword(t, j, "n3w'pass")
 	assertNoPassword(t, j, "otuspassword")
-	newEnv := envNamed(j, scripts.EnvNewPassword)
-	if newEnv == nil || newEnv.ValueFrom.SecretKeyRef.Key != keyPendingPassword {
-		t.Fatalf("the new password must come from the credentials Secret, got %+v", newEnv)
+	if cur, next := envNamed(j, scripts.EnvPassword), envNamed(j, scripts.EnvNewPassword); cur == nil || next == nil ||
+		cur.ValueFrom.SecretKeyRef.Key != keyPassword || next.ValueFrom.SecretKeyRef.Key != keyPendingPassword {
+		t.Fatalf("the Job must log in with the confirmed password and set the pending one, got %+v and %+v", cur, next)
+	}
+	if creds := credentials(t, m); creds[keyPassword] != "otuspassword" || creds[keyPendingPassword] != "n3w'pass" {
+		t.Errorf("while the Job runs the credentials must hold both passwords, hold %v", creds)
 	}
 
-	// A failure keeps the old password and says so.
+	// A failure keeps both passwords (the server has one of them) and says so.
 	finishJob(t, m, j.Name, false, "")
 	waitCondition(t, m, PasswordChanged, metav1.ConditionFalse, ReasonPasswordFailed)
 	waitCondition(t, m, conditions.Degraded, metav1.ConditionTrue, ReasonPasswordFailed)
-	if p := credentials(t, m)[keyPassword]; p != "otuspassword" {
-		t.Errorf("after a failed change the credentials say %q, want the old password", p)
+	if creds := credentials(t, m); creds[keyPassword] != "otuspassword" || creds[keyPendingPassword] != "n3w'pass" {
+		t.Errorf("after a failed change the credentials hold %v, want both passwords", creds)
 	}
 
 	// Deleting the failed Job retries; success moves the Secret on and
-	// rolls the server's pod.
+	// rolls the server's pod, on a counter that says nothing of the password.
 	if err := suite.Client.Delete(ctx, j, client.PropagationPolicy(metav1.DeletePropagationBackground)); err != nil {
 		t.Fatal(err)
 	}
-	testenv.Eventually(t, "a new password Job", func(ctx context.Context) error {
-		n := &batchv1.Job{}
-		if err := suite.Client.Get(ctx, client.ObjectKeyFromObject(j), n); err != nil {
-			return err
-		}
-		if n.UID == j.UID {
-			return errors.New("still the failed Job")
-		}
-		return nil
-	})
-	finishJob(t, m, j.Name, true, "")
+	waitNewJob(t, j)
+	finishJob(t, m, j.Name, true, "password-changed")
 	waitCondition(t, m, PasswordChanged, metav1.ConditionTrue, ReasonPasswordChanged)
 	creds := credentials(t, m)
 	if creds[keyPassword] != "n3w'pass" || creds[keyPendingPassword] != "" {
@@ -376,15 +478,75 @@ func TestPasswordChange(t *testing.T) {
 		if err := suite.Client.Get(ctx, key(m, "rotating"), d); err != nil {
 			return err
 		}
-		if d.Spec.Template.Annotations[passwordHashAnnotation] == oldHash {
-			return errors.New("same password hash")
+		if v := d.Spec.Template.Annotations[passwordVersionAnnotation]; v != "2" {
+			return fmt.Errorf("password version %q, want 2", v)
 		}
 		return nil
 	})
-	got := waitCondition(t, m, conditions.Degraded, metav1.ConditionFalse, ReasonReady)
+	waitDeleted(t, j)
+	deploymentAvailable(t, d)
+	got := waitCondition(t, m, conditions.Degraded, metav1.ConditionFalse, ReasonUpToDate)
+	waitCondition(t, m, conditions.Progressing, metav1.ConditionFalse, ReasonUpToDate)
+	waitCondition(t, m, conditions.Ready, metav1.ConditionTrue, ReasonReady)
 	if strings.Contains(fmt.Sprintf("%+v", got.Status), "n3w'pass") {
 		t.Error("the status shows the password")
 	}
+}
+
+// A user who changes the password back while the Job that sets the new one
+// runs: the Job is not interrupted, its success is recorded, then the old
+// password is set again. At every step the credentials hold the password
+// the server has.
+func TestPasswordRevertedDuringTheChange(t *testing.T) {
+	ns := suite.Namespace(t, nil)
+	m := create(t, homework(ns, "fickle"))
+	ready(t, m, "no-backup")
+	setPassword(t, m, "p1")
+	first := &batchv1.Job{}
+	get(t, key(m, "password-fickle-job"), first)
+	setPassword(t, m, "otuspassword")
+	// The running Job stays, and the credentials too.
+	waitCondition(t, m, PasswordChanged, metav1.ConditionUnknown, ReasonChangingPassword)
+	assertSameJob(t, first)
+	if creds := credentials(t, m); creds[keyPassword] != "otuspassword" || creds[keyPendingPassword] != "p1" {
+		t.Errorf("credentials %v, want both passwords while the Job runs", creds)
+	}
+	finishJob(t, m, first.Name, true, "password-changed") // the server has p1
+	testenv.Eventually(t, "p1 recorded, then the change back started", func(ctx context.Context) error {
+		j := &batchv1.Job{}
+		if err := suite.Client.Get(ctx, client.ObjectKeyFromObject(first), j); err != nil {
+			return err
+		}
+		if j.UID == first.UID {
+			return errors.New("still the first Job")
+		}
+		return nil
+	})
+	if creds := credentials(t, m); creds[keyPassword] != "p1" || creds[keyPendingPassword] != "otuspassword" {
+		t.Errorf("credentials %v: the server has p1, and otuspassword is being set", creds)
+	}
+	finishJob(t, m, first.Name, true, "password-changed")
+	testenv.Eventually(t, "the credentials back on the first password", func(ctx context.Context) error {
+		if creds := credentials(t, m); creds[keyPassword] != "otuspassword" || creds[keyPendingPassword] != "" {
+			return fmt.Errorf("credentials %v", creds)
+		}
+		return nil
+	})
+}
+
+// waitNewJob waits until a Job named like j is another Job.
+func waitNewJob(t *testing.T, j *batchv1.Job) {
+	t.Helper()
+	testenv.Eventually(t, "a new "+j.Name, func(ctx context.Context) error {
+		n := &batchv1.Job{}
+		if err := suite.Client.Get(ctx, client.ObjectKeyFromObject(j), n); err != nil {
+			return err
+		}
+		if n.UID == j.UID {
+			return errors.New("still the old Job")
+		}
+		return nil
+	})
 }
 
 func setPassword(t *testing.T, m *mysqlv1.MySQL, p string) {
@@ -460,6 +622,27 @@ func TestBadSpecIsRefusedAtAdmission(t *testing.T) {
 		{"no password at all", func(s map[string]any) { delete(s, "password") }, "give exactly one of password and passwordSecretRef"},
 		{"both passwords", func(s map[string]any) { s["passwordSecretRef"] = map[string]any{"name": "s"} }, "give exactly one of password and passwordSecretRef"},
 		{"a size that is no quantity", func(s map[string]any) { s["storage_size"] = "a lot" }, "spec.storage_size"},
+		{"a size of nothing", func(s map[string]any) { s["storage_size"] = "0" }, "storage_size must be a positive size"},
+		{"a database the dump tools would take for an option", func(s map[string]any) { s["database"] = "--all-databases" }, "must not start with -"},
+		{"a database starting with -", func(s map[string]any) { s["database"] = "-x" }, "must not start with -"},
+		{"a database with a space", func(s map[string]any) { s["database"] = "a b" }, "spec.database"},
+		{"no backup kept", func(s map[string]any) { s["backupsToKeep"] = 0 }, "spec.backupsToKeep"},
+	}
+	names := []struct{ name, message string }{
+		{"with.a.dot", "must be a DNS label"},
+		{"Upper", "must be a DNS label"},
+		{"1starts-with-a-digit", "must be a DNS label"},
+		{strings.Repeat("n", 51), "at most 50 characters"},
+	}
+	for _, n := range names {
+		t.Run("the name "+n.name, func(t *testing.T) {
+			obj := cr(full())
+			obj.SetName(n.name)
+			err := suite.Client.Create(ctx, obj, client.FieldValidation("Strict"))
+			if err == nil || !strings.Contains(err.Error(), n.message) {
+				t.Fatalf("want an error containing %q, got %v", n.message, err)
+			}
+		})
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -508,6 +691,7 @@ func TestRestartResumesWithTheSameJobs(t *testing.T) {
 
 	suite.Restart(t)
 	finishJob(t, m, restore.Name, true, "restored otus-database-20261121T130000Z.sql.gz")
+	serving(t, m)
 	got := waitCondition(t, m, conditions.Ready, metav1.ConditionTrue, ReasonReady)
 	if got.Status.RestoredFrom != "otus-database-20261121T130000Z.sql.gz" {
 		t.Errorf("restoredFrom %q", got.Status.RestoredFrom)
@@ -537,4 +721,126 @@ func assertSameJob(t *testing.T, j *batchv1.Job) {
 	if now.UID != j.UID {
 		t.Errorf("Job %s was replaced by a new one after the restart", j.Name)
 	}
+}
+
+// An object the operator did not create is never taken over: the MySQL says
+// NameConflict and touches nothing until the object goes.
+func TestNeverAdoptsAStranger(t *testing.T) {
+	strangers := []client.Object{
+		&corev1.Service{Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Port: 80}}}},
+		&corev1.PersistentVolumeClaim{Spec: corev1.PersistentVolumeClaimSpec{
+			AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+			Resources:   corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")}},
+		}},
+		&corev1.Secret{StringData: map[string]string{"password": "someone else's"}},
+		&appsv1.Deployment{Spec: appsv1.DeploymentSpec{
+			Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "other"}},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "other"}},
+				Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "other"}}},
+			},
+		}},
+	}
+	for _, stranger := range strangers {
+		t.Run(kindOf(stranger), func(t *testing.T) {
+			ns := suite.Namespace(t, nil)
+			m := homework(ns, "taken")
+			for _, obj := range kept(m) {
+				if kindOf(obj) == kindOf(stranger) {
+					stranger.SetName(obj.GetName())
+				}
+			}
+			stranger.SetNamespace(ns)
+			if err := suite.Client.Create(ctx, stranger); err != nil {
+				t.Fatal(err)
+			}
+			before := stranger.DeepCopyObject().(client.Object)
+			if err := suite.Client.Get(ctx, client.ObjectKeyFromObject(stranger), before); err != nil {
+				t.Fatal(err)
+			}
+			create(t, m)
+			got := waitCondition(t, m, conditions.Degraded, metav1.ConditionTrue, ReasonNameConflict)
+			if msg := meta.FindStatusCondition(got.Status.Conditions, conditions.Degraded).Message; !strings.Contains(msg, stranger.GetName()) {
+				t.Errorf("the condition does not name the object: %q", msg)
+			}
+			after := stranger.DeepCopyObject().(client.Object)
+			if err := suite.Client.Get(ctx, client.ObjectKeyFromObject(stranger), after); err != nil {
+				t.Fatal(err)
+			}
+			if after.GetResourceVersion() != before.GetResourceVersion() || len(after.GetOwnerReferences()) != 0 {
+				t.Errorf("the stranger's %s was changed: owners %v", kindOf(stranger), after.GetOwnerReferences())
+			}
+			// Gone, it no longer stands in the way.
+			if err := suite.Client.Delete(ctx, after, client.PropagationPolicy(metav1.DeletePropagationBackground)); err != nil {
+				t.Fatal(err)
+			}
+			if _, ok := stranger.(*corev1.PersistentVolumeClaim); !ok {
+				waitCondition(t, m, conditions.Degraded, metav1.ConditionFalse, ReasonUpToDate)
+			}
+		})
+	}
+}
+
+// The Service, and the Deployment, select the server's pods only: never a
+// Job's, and the server's only once its restore is done.
+func TestSelectorsMatchTheServerOnly(t *testing.T) {
+	m := homework("ns", "sel")
+	m.UID = "uid-1"
+	matches := func(selector, labels map[string]string) bool {
+		for k, v := range selector {
+			if labels[k] != v {
+				return false
+			}
+		}
+		return true
+	}
+	jobs := []*batchv1.Job{
+		restoreJob(m, time.Minute, serverIP),
+		backupJob(m, time.Minute, backupPlan{host: m.Name}),
+		passwordJob(m, time.Minute, keyPendingPassword, "1"),
+	}
+	svc := service(m).Spec.Selector
+	dep := deployment(m, false, "1")
+	for _, j := range jobs {
+		pod := j.Spec.Template.Labels
+		if matches(svc, pod) || matches(dep.Spec.Selector.MatchLabels, pod) {
+			t.Errorf("the pods of %s (labels %v) are selected by the Service (%v) or the Deployment (%v)", j.Name, pod, svc, dep.Spec.Selector.MatchLabels)
+		}
+	}
+	if !matches(dep.Spec.Selector.MatchLabels, dep.Spec.Template.Labels) {
+		t.Error("the Deployment does not select its own pods")
+	}
+	if matches(svc, dep.Spec.Template.Labels) {
+		t.Error("the Service selects the server before its restore is done")
+	}
+	if serving := deployment(m, true, "1"); !matches(svc, serving.Spec.Template.Labels) {
+		t.Error("the Service does not select the server once its restore is done")
+	}
+	if dep.Spec.Template.Labels["app"] != m.Name {
+		t.Errorf("kubectl get pods -l app=%s must find the server", m.Name)
+	}
+}
+
+// A server whose restore never finished holds no data a client wrote (the
+// Service admitted none): its backup must not replace the last good one.
+func TestBackupOfAnUnrestoredServerIsKeptAside(t *testing.T) {
+	ns := suite.Namespace(t, nil)
+	m := create(t, homework(ns, "unrestored"))
+	waitCondition(t, m, conditions.Ready, metav1.ConditionFalse, ReasonServerStarting)
+	serverUp(t, m)
+	finishJob(t, m, restoreJobName(m.Name), false, "failed: cannot read the dump")
+	waitCondition(t, m, conditions.Degraded, metav1.ConditionTrue, ReasonRestoreFailed)
+	if err := suite.Client.Delete(ctx, m); err != nil {
+		t.Fatal(err)
+	}
+	j := &batchv1.Job{}
+	get(t, key(m, backupJobName(m.Name)), j)
+	if e := envNamed(j, scripts.EnvMakeLatest); e == nil || e.Value != "no" {
+		t.Errorf("the backup of an unrestored server must be kept aside (%s=no), has %+v", scripts.EnvMakeLatest, e)
+	}
+	if e := envNamed(j, scripts.EnvHost); e == nil || e.Value != serverIP {
+		t.Errorf("the backup must reach the unrestored server at its pod, has %+v", e)
+	}
+	finishJob(t, m, j.Name, true, "backed-up-aside otus-database-20261122T090000Z.sql.gz")
+	waitGone(t, m)
 }

@@ -4,76 +4,174 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	appsv1ac "k8s.io/client-go/applyconfigurations/apps/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
-	"github.com/operator-workshops/workshop/operators/common/apply"
 	"github.com/operator-workshops/workshop/operators/common/conditions"
 	mysqlv1 "github.com/operator-workshops/workshop/operators/mysql-backup/api/v1"
 	"github.com/operator-workshops/workshop/operators/mysql-backup/internal/scripts"
 )
 
-func (r *MySQLReconciler) reconcileNormal(ctx context.Context, m *mysqlv1.MySQL) error {
-	err := r.reconcileChildren(ctx, m)
-	var b *conditions.Blocked
-	if errors.As(err, &b) {
-		setCondition(m, conditions.Ready, metav1.ConditionFalse, b.Reason, b.Message)
-		setCondition(m, conditions.Degraded, metav1.ConditionTrue, b.Reason, b.Message)
-		return nil
-	}
-	return err
+// observed is what one pass saw of the server, for summarize.
+type observed struct {
+	// serving: the restore is done and the server answers clients through
+	// its Service.
+	serving bool
+	// server says what the server is doing when it is not serving.
+	server string
 }
 
-// reconcileChildren applies the server's objects, then runs the restore and,
-// later, password changes.
-func (r *MySQLReconciler) reconcileChildren(ctx context.Context, m *mysqlv1.MySQL) error {
-	ref, err := apply.ControllerReference(m, r.Scheme())
+func (r *MySQLReconciler) reconcileNormal(ctx context.Context, m *mysqlv1.MySQL) error {
+	var o observed
+	err := r.reconcileChildren(ctx, m, &o)
+	var b *conditions.Blocked
+	var w *waiting
+	switch {
+	case errors.As(err, &b):
+		summarize(m, o, b.Reason, b.Message, true)
+	case errors.As(err, &w):
+		summarize(m, o, w.reason, w.message, false)
+	case err != nil:
+		return err
+	default:
+		summarize(m, o, "", "", false)
+	}
+	return nil
+}
+
+// summarize derives Ready, Progressing and Degraded from what this pass
+// observed, so that none stays behind once its cause is gone. reason and
+// msg are why the pass stopped early, if it did; blocked says a person
+// must act.
+func summarize(m *mysqlv1.MySQL, o observed, reason, msg string, blocked bool) {
+	switch {
+	case o.serving:
+		setCondition(m, conditions.Ready, metav1.ConditionTrue, ReasonReady, fmt.Sprintf("%s answers on %s:%d", m.Name, m.Name, mysqlPort))
+	case reason != "":
+		setCondition(m, conditions.Ready, metav1.ConditionFalse, reason, msg)
+	default:
+		setCondition(m, conditions.Ready, metav1.ConditionFalse, ReasonServerStarting, o.server)
+	}
+	switch {
+	case blocked:
+		setCondition(m, conditions.Progressing, metav1.ConditionFalse, reason, "waiting for a person to act: see Degraded")
+	case reason != "":
+		setCondition(m, conditions.Progressing, metav1.ConditionTrue, reason, msg)
+	case !o.serving:
+		setCondition(m, conditions.Progressing, metav1.ConditionTrue, ReasonServerStarting, o.server)
+	default:
+		setCondition(m, conditions.Progressing, metav1.ConditionFalse, ReasonUpToDate, "up to date")
+	}
+	space := meta.FindStatusCondition(m.Status.Conditions, BackupSpace)
+	switch {
+	case blocked:
+		setCondition(m, conditions.Degraded, metav1.ConditionTrue, reason, msg)
+	case space != nil && space.Status == metav1.ConditionFalse:
+		setCondition(m, conditions.Degraded, metav1.ConditionTrue, space.Reason, space.Message)
+	default:
+		setCondition(m, conditions.Degraded, metav1.ConditionFalse, ReasonUpToDate, "no problem found")
+	}
+}
+
+// reconcileChildren makes the server's objects, runs the restore and, once
+// the server serves, password changes.
+func (r *MySQLReconciler) reconcileChildren(ctx context.Context, m *mysqlv1.MySQL, o *observed) error {
+	o.server = fmt.Sprintf("waiting for the server of %s to start", m.Name)
+	// A Secret named in the spec that is missing only matters before the
+	// server exists, or for a password change: the server runs on.
+	desired, desiredErr := r.desiredPassword(ctx, m)
+	if desiredErr != nil && !errors.As(desiredErr, new(*conditions.Blocked)) {
+		return desiredErr
+	}
+	creds, err := r.credentials(ctx, m, desired, desiredErr)
 	if err != nil {
 		return err
 	}
-	desired, err := r.desiredPassword(ctx, m)
-	if err != nil {
+	if _, err := r.claim(ctx, m, &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Name: dataPVCName(m.Name), Namespace: m.Namespace}}); err != nil {
 		return err
 	}
-	creds, err := r.credentials(ctx, m, desired)
-	if err != nil {
-		return err
-	}
-	if err := owner.Apply(ctx, r.Client, dataPVC(m, ref)); err != nil {
+	if err := owner.Apply(ctx, r.Client, dataPVC(m)); err != nil {
 		return err
 	}
 	if err := r.ensureBackupPVC(ctx, m); err != nil {
 		return err
 	}
-	dep := deployment(m, hash(m, string(creds.Data[keyPassword])), ref)
+	if _, err := r.claim(ctx, m, &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: m.Name, Namespace: m.Namespace}}); err != nil {
+		return err
+	}
+	if err := owner.Apply(ctx, r.Client, service(m)); err != nil {
+		return err
+	}
+	if err := r.claimDeployment(ctx, m); err != nil {
+		return err
+	}
+
+	restoreErr := r.reconcileRestore(ctx, m)
+	restored := meta.IsStatusConditionTrue(m.Status.Conditions, Restored)
+	dep := deployment(m, restored, creds.Annotations[passwordVersionAnnotation])
 	if err := owner.Apply(ctx, r.Client, dep); err != nil {
 		return err
 	}
-	if err := owner.Apply(ctx, r.Client, service(m, ref)); err != nil {
-		return err
-	}
 	// The apply response carries the Deployment's status.
-	available := dep.Status != nil && dep.Status.AvailableReplicas != nil && *dep.Status.AvailableReplicas > 0
+	o.serving = restored && rolledOut(dep.Generation, dep.Status)
+	if restored && !o.serving {
+		o.server = fmt.Sprintf("waiting for the server of %s to serve clients after its restore", m.Name)
+	}
+	if restoreErr != nil {
+		return restoreErr
+	}
+	if desiredErr != nil {
+		return desiredErr
+	}
+	return r.reconcilePassword(ctx, m, creds, desired)
+}
 
-	restored, err := r.reconcileRestore(ctx, m, available)
-	if err != nil || !restored {
+// claimDeployment checks the Deployment is m's, and replaces one whose
+// selector an earlier version of the operator made too wide (it matched the
+// Jobs' pods): a selector cannot change in place. The data is on its volume.
+func (r *MySQLReconciler) claimDeployment(ctx context.Context, m *mysqlv1.MySQL) error {
+	d := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: m.Name, Namespace: m.Namespace}}
+	exists, err := r.claim(ctx, m, d)
+	if err != nil || !exists {
 		return err
 	}
-	if err := r.reconcilePassword(ctx, m, creds, desired); err != nil {
-		return err
+	if !d.DeletionTimestamp.IsZero() {
+		return wait(ReasonReplacing, "waiting for the old Deployment %s to go", d.Name)
 	}
-	if !available {
-		setCondition(m, conditions.Ready, metav1.ConditionFalse, ReasonServerStarting, fmt.Sprintf("waiting for the server of %s to answer", m.Name))
+	if d.Spec.Selector != nil && maps.Equal(d.Spec.Selector.MatchLabels, serverSelector(m)) && len(d.Spec.Selector.MatchExpressions) == 0 {
 		return nil
 	}
-	setCondition(m, conditions.Ready, metav1.ConditionTrue, ReasonReady, fmt.Sprintf("%s answers on %s:%d", m.Name, m.Name, mysqlPort))
-	return nil
+	if err := r.Delete(ctx, d, client.PropagationPolicy(metav1.DeletePropagationForeground), client.Preconditions{UID: &d.UID}); client.IgnoreNotFound(err) != nil {
+		return err
+	}
+	r.Recorder.Eventf(m, d, corev1.EventTypeNormal, ReasonReplacing, "DeleteDeployment",
+		"Replacing Deployment %s: its selector also matched the Jobs' pods, and a selector cannot change in place", d.Name)
+	return wait(ReasonReplacing, "replacing Deployment %s, whose selector also matched the Jobs' pods", d.Name)
+}
+
+// rolledOut reports whether a Deployment of one replica runs the current
+// template and its pod is available.
+func rolledOut(generation *int64, s *appsv1ac.DeploymentStatusApplyConfiguration) bool {
+	if generation == nil || s == nil || s.ObservedGeneration == nil || *s.ObservedGeneration < *generation {
+		return false
+	}
+	n := func(p *int32) int32 {
+		if p == nil {
+			return 0
+		}
+		return *p
+	}
+	return n(s.UpdatedReplicas) == 1 && n(s.AvailableReplicas) == 1 && n(s.Replicas) == 1
 }
 
 // desiredPassword returns the root password the spec asks for.
@@ -95,27 +193,27 @@ func (r *MySQLReconciler) desiredPassword(ctx context.Context, m *mysqlv1.MySQL)
 	return string(p), nil
 }
 
-// credentials returns the Secret that holds the password the server has.
-// The operator creates it from the spec once; afterwards only a successful
-// password Job changes it, so it always says what the server accepts.
-func (r *MySQLReconciler) credentials(ctx context.Context, m *mysqlv1.MySQL, desired string) (*corev1.Secret, error) {
-	s := &corev1.Secret{}
-	err := r.APIReader.Get(ctx, types.NamespacedName{Namespace: m.Namespace, Name: credentialsName(m.Name)}, s)
-	if apierrors.IsNotFound(err) {
-		s = &corev1.Secret{
-			ObjectMeta: metav1.ObjectMeta{Name: credentialsName(m.Name), Namespace: m.Namespace, Labels: childLabels(m)},
-			Data:       map[string][]byte{keyPassword: []byte(desired)},
-		}
-		if err := controllerutil.SetControllerReference(m, s, r.Scheme()); err != nil {
-			return nil, err
-		}
-		return s, r.Create(ctx, s, client.FieldOwner(FieldOwner))
-	}
-	if err != nil {
+// credentials returns the Secret that holds the passwords the server may
+// have, creating it from the spec's password (desired, or desiredErr when
+// there is none) the first time. Afterwards only reconcilePassword changes
+// it, so it always holds a password the server accepts.
+func (r *MySQLReconciler) credentials(ctx context.Context, m *mysqlv1.MySQL, desired string, desiredErr error) (*corev1.Secret, error) {
+	s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: credentialsName(m.Name), Namespace: m.Namespace}}
+	exists, err := r.claim(ctx, m, s)
+	switch {
+	case err != nil:
 		return nil, err
+	case exists:
+		if s.Data == nil {
+			s.Data = map[string][]byte{}
+		}
+		return s, nil
+	case desiredErr != nil:
+		return nil, desiredErr
 	}
-	if !metav1.IsControlledBy(s, m) {
-		return nil, conditions.Block("NameConflict", "Secret %q exists and does not belong to MySQL %q: delete or rename it", s.Name, m.Name)
+	s = credentialsSecret(m, desired)
+	if err := r.Create(ctx, s, client.FieldOwner(FieldOwner)); err != nil {
+		return nil, err
 	}
 	return s, nil
 }
@@ -134,54 +232,68 @@ func (r *MySQLReconciler) ensureBackupPVC(ctx context.Context, m *mysqlv1.MySQL)
 	return err
 }
 
-// reconcileRestore runs the restore Job once, when the new server answers.
-// It returns true when the restore is over.
-func (r *MySQLReconciler) reconcileRestore(ctx context.Context, m *mysqlv1.MySQL, available bool) (bool, error) {
+// serverPod returns a pod of m's server whose container answers (its
+// readiness probe, mysqladmin ping, passes), nil when there is none.
+func (r *MySQLReconciler) serverPod(ctx context.Context, m *mysqlv1.MySQL) (*corev1.Pod, error) {
+	var pods corev1.PodList
+	if err := r.List(ctx, &pods, client.InNamespace(m.Namespace), client.MatchingLabels(serverSelector(m))); err != nil {
+		return nil, err
+	}
+	for i := range pods.Items {
+		p := &pods.Items[i]
+		if p.DeletionTimestamp.IsZero() && p.Status.Phase == corev1.PodRunning && p.Status.PodIP != "" &&
+			podCondition(p, corev1.ContainersReady) {
+			return p, nil
+		}
+	}
+	return nil, nil
+}
+
+func podCondition(p *corev1.Pod, typ corev1.PodConditionType) bool {
+	for _, c := range p.Status.Conditions {
+		if c.Type == typ {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
+
+// reconcileRestore runs the restore Job once, when the new server answers,
+// and returns nil once the restore is done.
+func (r *MySQLReconciler) reconcileRestore(ctx context.Context, m *mysqlv1.MySQL) error {
 	if meta.IsStatusConditionTrue(m.Status.Conditions, Restored) {
-		return true, nil
+		return nil
 	}
 	name := restoreJobName(m.Name)
-	j := restoreJob(m, r.deadline())
-	err := r.Get(ctx, client.ObjectKeyFromObject(j), j)
+	j := &batchv1.Job{}
+	err := r.Get(ctx, client.ObjectKey{Namespace: m.Namespace, Name: name}, j)
+	if apierrors.IsNotFound(err) {
+		return r.startRestore(ctx, m)
+	}
 	switch {
-	case apierrors.IsNotFound(err) && !available:
-		setRestoring(m, ReasonServerStarting, fmt.Sprintf("waiting for the server to answer before running %s", name))
-		return false, nil
-	case apierrors.IsNotFound(err):
-		j = restoreJob(m, r.deadline())
-		if err := controllerutil.SetControllerReference(m, j, r.Scheme()); err != nil {
-			return false, err
-		}
-		if err := r.Create(ctx, j, client.FieldOwner(FieldOwner)); apierrors.IsAlreadyExists(err) {
-			return false, nil // created by an earlier reconcile; the cache will show it
-		} else if err != nil {
-			return false, err
-		}
-		r.Recorder.Eventf(m, j, corev1.EventTypeNormal, "Restoring", "CreateRestoreJob", "Started %s to load the latest backup, if any", name)
-		setRestoring(m, ReasonRestoring, fmt.Sprintf("%s is loading the latest backup, if any", name))
-		return false, nil
 	case err != nil:
-		return false, err
+		return err
 	case !metav1.IsControlledBy(j, m):
-		setRestoring(m, ReasonPreviousJob, fmt.Sprintf("%s of an earlier MySQL named %s is still being deleted", name, m.Name))
-		return false, nil
+		return restoring(m, ReasonPreviousJob, "%s of an earlier MySQL named %s is still being deleted", name, m.Name)
 	}
 	switch stateOf(j) {
 	case jobRunning:
-		setRestoring(m, ReasonRestoring, fmt.Sprintf("%s is loading the latest backup, if any", name))
-		return false, nil
+		return restoring(m, ReasonRestoring, "%s is loading the latest backup, if any", name)
 	case jobFailed:
-		msg := fmt.Sprintf("%s failed, see `kubectl logs job/%s`; delete the Job to try again", name, name)
+		msg := fmt.Sprintf("%s failed, see `kubectl logs job/%s`; delete the Job to try again. No client reaches the server meanwhile", name, name)
 		setCondition(m, Restored, metav1.ConditionFalse, ReasonRestoreFailed, msg)
-		return false, conditions.Block(ReasonRestoreFailed, "%s", msg)
+		return conditions.Block(ReasonRestoreFailed, "%s", msg)
 	}
 	report, err := r.report(ctx, j)
 	if err != nil {
-		return false, err
+		return err
 	}
 	// A cluster with simulated pods reports nothing: the Job's success is
 	// all there is to go by.
-	res, _ := scripts.ParseResult(report)
+	res, err := scripts.ParseResult(report)
+	if err != nil {
+		res = scripts.Result{FreeBytes: -1, DumpBytes: -1}
+	}
 	switch res.Outcome {
 	case scripts.NoBackup:
 		setCondition(m, Restored, metav1.ConditionTrue, ReasonNoBackup, "there was no backup to restore")
@@ -194,16 +306,59 @@ func (r *MySQLReconciler) reconcileRestore(ctx context.Context, m *mysqlv1.MySQL
 		setCondition(m, Restored, metav1.ConditionTrue, ReasonRestored, fmt.Sprintf("%s completed", name))
 		m.Status.Message = fmt.Sprintf("%s created with restore-job", m.Name)
 	}
-	setCondition(m, conditions.Progressing, metav1.ConditionFalse, ReasonReady, "restore done")
+	recordSpace(m, res)
 	r.Recorder.Eventf(m, j, corev1.EventTypeNormal, "Restored", "RestoreJobDone", "%s", m.Status.Message)
-	return true, nil
+	return nil
 }
 
-func setRestoring(m *mysqlv1.MySQL, reason, msg string) {
-	setCondition(m, Restored, metav1.ConditionUnknown, reason, msg)
-	setCondition(m, conditions.Ready, metav1.ConditionFalse, reason, msg)
-	setCondition(m, conditions.Progressing, metav1.ConditionTrue, reason, msg)
+// startRestore starts the restore Job once the server answers.
+func (r *MySQLReconciler) startRestore(ctx context.Context, m *mysqlv1.MySQL) error {
+	name := restoreJobName(m.Name)
+	pod, err := r.serverPod(ctx, m)
+	if err != nil {
+		return err
+	}
+	if pod == nil {
+		return restoring(m, ReasonServerStarting, "waiting for the server to answer before running %s", name)
+	}
+	j := restoreJob(m, r.deadline(), pod.Status.PodIP)
+	if err := controllerutil.SetControllerReference(m, j, r.Scheme()); err != nil {
+		return err
+	}
+	if err := r.Create(ctx, j, client.FieldOwner(FieldOwner)); apierrors.IsAlreadyExists(err) {
+		return restoring(m, ReasonRestoring, "%s is loading the latest backup, if any", name)
+	} else if err != nil {
+		return err
+	}
+	r.Recorder.Eventf(m, j, corev1.EventTypeNormal, ReasonRestoring, "CreateRestoreJob", "Started %s to load the latest backup, if any", name)
+	return restoring(m, ReasonRestoring, "%s is loading the latest backup, if any", name)
 }
+
+func restoring(m *mysqlv1.MySQL, reason, format string, args ...any) error {
+	msg := fmt.Sprintf(format, args...)
+	setCondition(m, Restored, metav1.ConditionUnknown, reason, msg)
+	return wait(reason, "%s", msg)
+}
+
+// recordSpace keeps what a Job measured of the backup volume: room for at
+// least two dumps of the last one's size, so that the backup before delete
+// does not find it full.
+func recordSpace(m *mysqlv1.MySQL, res scripts.Result) {
+	pvc := backupPVCName(m.Name)
+	switch {
+	case res.FreeBytes < 0:
+		setCondition(m, BackupSpace, metav1.ConditionUnknown, ReasonSpaceUnknown, "the restore Job did not measure "+pvc)
+	case res.DumpBytes > 0 && res.FreeBytes < 2*res.DumpBytes:
+		setCondition(m, BackupSpace, metav1.ConditionFalse, ReasonSpaceLow, fmt.Sprintf(
+			"%s has %s free and the last dump took %s: the next backups may not fit. Expand the volume "+
+				"(kubectl patch pvc %s, if its StorageClass allows expansion) or lower spec.backupsToKeep",
+			pvc, mib(res.FreeBytes), mib(res.DumpBytes), pvc))
+	default:
+		setCondition(m, BackupSpace, metav1.ConditionTrue, ReasonSpaceOK, fmt.Sprintf("%s has %s free", pvc, mib(res.FreeBytes)))
+	}
+}
+
+func mib(b int64) string { return fmt.Sprintf("%.1f MiB", float64(b)/(1<<20)) }
 
 func setCondition(m *mysqlv1.MySQL, typ string, s metav1.ConditionStatus, reason, msg string) {
 	conditions.Set(&m.Status.Conditions, m.Generation, typ, s, reason, "%s", msg)

@@ -3,6 +3,7 @@ package controller
 import (
 	"context"
 	"fmt"
+	"strconv"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -16,11 +17,98 @@ import (
 	mysqlv1 "github.com/operator-workshops/workshop/operators/mysql-backup/api/v1"
 )
 
-// reconcilePassword changes the password in the running server when the
-// spec asks for another one (the homework's second extra task). The
-// credentials Secret keeps the password the server has until the password
-// Job succeeded, so the operator can always log in: with the old one before,
-// with the new one after. A failure leaves the server as it was and says so.
+// A password change (the homework's second extra task) must never leave the
+// operator without a password that logs in: every backup, and so every
+// deletion, needs one. The credentials Secret holds two: the password the
+// server was last known to have, and a pending one that a password Job may
+// have set. The invariant is that the server has one of the two, whatever
+// the user edits, whichever way a Job ends and whenever the operator
+// restarts. planPassword keeps it with three rules:
+//
+//   - the pending password is written only when there is none, that is when
+//     the server's password is known;
+//   - a Job sets one of the two passwords, logging in with either, so a Job
+//     that fails or is killed halfway leaves the server with one of them;
+//   - a Job's success is recorded only if the Secret is still as the Job's
+//     pod read it, and nothing but that record changes the Secret while a
+//     Job exists.
+//
+// A new password the user asks for while a change is unresolved waits until
+// the pending one is set; asking for the previous password back sets that
+// one instead.
+
+// passwordState is what planPassword decides from.
+type passwordState struct {
+	// confirmed and pending are the Secret's two passwords; desired is the
+	// spec's.
+	confirmed, pending, desired string
+	// job is the password Job, nil when there is none.
+	job *passwordJobState
+}
+
+type passwordJobState struct {
+	// target is the key of the password the Job sets.
+	target string
+	// fresh: the Secret has not changed since the Job was started.
+	fresh       bool
+	state       jobState
+	terminating bool
+}
+
+// passwordAction is what to do next.
+type passwordAction int
+
+const (
+	// passwordDone: the server has the desired password.
+	passwordDone passwordAction = iota
+	// passwordRecord: write the desired password as the pending one.
+	passwordRecord
+	// passwordStart: start a Job that sets the password under target.
+	passwordStart
+	// passwordWait: a Job runs, or is going.
+	passwordWait
+	// passwordConfirm: the Job succeeded; the password under target is the
+	// server's, and nothing is pending any more.
+	passwordConfirm
+	// passwordRemove: delete the Job, which ended and is of no more use.
+	passwordRemove
+	// passwordFailed: the Job failed; a person must look.
+	passwordFailed
+)
+
+type passwordStep struct {
+	action passwordAction
+	target string
+}
+
+// planPassword returns the next step towards the desired password.
+func planPassword(s passwordState) passwordStep {
+	want := keyPendingPassword
+	if s.desired == s.confirmed {
+		want = keyPassword
+	}
+	if j := s.job; j != nil {
+		switch {
+		case j.terminating || j.state == jobRunning:
+			return passwordStep{action: passwordWait}
+		case j.state == jobSucceeded && j.fresh:
+			return passwordStep{action: passwordConfirm, target: j.target}
+		case j.state == jobFailed && j.fresh && j.target == want:
+			return passwordStep{action: passwordFailed, target: j.target}
+		}
+		return passwordStep{action: passwordRemove}
+	}
+	switch {
+	case s.pending == "" && s.desired == s.confirmed:
+		return passwordStep{action: passwordDone}
+	case s.pending == "":
+		return passwordStep{action: passwordRecord}
+	}
+	return passwordStep{action: passwordStart, target: want}
+}
+
+// reconcilePassword takes one step of planPassword. creds was read around
+// the cache.
 func (r *MySQLReconciler) reconcilePassword(ctx context.Context, m *mysqlv1.MySQL, creds *corev1.Secret, desired string) error {
 	name := passwordJobName(m.Name)
 	j := &batchv1.Job{}
@@ -28,72 +116,86 @@ func (r *MySQLReconciler) reconcilePassword(ctx context.Context, m *mysqlv1.MySQ
 	if err != nil && !apierrors.IsNotFound(err) {
 		return err
 	}
-	exists := err == nil
-
-	if string(creds.Data[keyPassword]) == desired {
-		setCondition(m, conditions.Degraded, metav1.ConditionFalse, ReasonReady, "no problem found")
-		if exists {
-			return r.deleteJob(ctx, j)
+	s := passwordState{
+		confirmed: string(creds.Data[keyPassword]),
+		pending:   string(creds.Data[keyPendingPassword]),
+		desired:   desired,
+	}
+	if err == nil {
+		s.job = &passwordJobState{
+			target:      j.Annotations[targetAnnotation],
+			fresh:       j.Annotations[credentialsVersionAnnotation] == creds.ResourceVersion,
+			state:       stateOf(j),
+			terminating: !j.DeletionTimestamp.IsZero(),
 		}
-		return nil
 	}
 
-	want := hash(m, desired)
-	switch {
-	case string(creds.Data[keyPendingPassword]) != desired:
-		// Record the new password beside the current one; the Secret
-		// update brings us back.
+	step := planPassword(s)
+	switch step.action {
+	case passwordDone:
+		return nil
+	case passwordRecord:
 		creds.Data[keyPendingPassword] = []byte(desired)
-		setChanging(m, "recording the new password")
-		return r.Update(ctx, creds, client.FieldOwner(FieldOwner))
-	case exists && j.Annotations[passwordHashAnnotation] != want:
-		setChanging(m, "the password changed again: replacing "+name)
-		return r.deleteJob(ctx, j)
-	case !exists:
-		j = passwordJob(m, r.deadline(), want)
+		if err := r.Update(ctx, creds, client.FieldOwner(FieldOwner)); err != nil {
+			return err
+		}
+		setCondition(m, PasswordChanged, metav1.ConditionUnknown, ReasonChangingPassword, "recorded the new password; starting "+name)
+		return wait(ReasonChangingPassword, "recorded the new password; starting %s", name)
+	case passwordStart:
+		j = passwordJob(m, r.deadline(), step.target, creds.ResourceVersion)
 		if err := controllerutil.SetControllerReference(m, j, r.Scheme()); err != nil {
 			return err
 		}
-		if err := r.Create(ctx, j, client.FieldOwner(FieldOwner)); apierrors.IsAlreadyExists(err) {
-			return nil // created by an earlier reconcile; the cache will show it
-		} else if err != nil {
+		if err := r.Create(ctx, j, client.FieldOwner(FieldOwner)); err != nil && !apierrors.IsAlreadyExists(err) {
 			return err
 		}
-		r.Recorder.Eventf(m, j, corev1.EventTypeNormal, "ChangingPassword", "CreatePasswordJob", "Started %s to change the root password", name)
-		setChanging(m, name+" is changing the root password")
-		return nil
-	}
-
-	switch stateOf(j) {
-	case jobRunning:
-		setChanging(m, name+" is changing the root password")
-		return nil
-	case jobFailed:
-		msg := fmt.Sprintf("%s failed: the server keeps its old password. `kubectl logs job/%s` says why; "+
-			"delete the Job to try again, or set the old password back", name, name)
+		r.Recorder.Eventf(m, j, corev1.EventTypeNormal, ReasonChangingPassword, "CreatePasswordJob", "Started %s to change the root password", name)
+		return changing(m, "%s is changing the root password", name)
+	case passwordWait:
+		return changing(m, "%s is changing the root password", name)
+	case passwordRemove:
+		if err := r.deleteJob(ctx, j); err != nil {
+			return err
+		}
+		return wait(ReasonChangingPassword, "removing %s, which ended", name)
+	case passwordFailed:
+		msg := fmt.Sprintf("%s failed: the server has the previous password or the new one, and the operator can log in with either. "+
+			"`kubectl logs job/%s` says why; delete the Job to try again, or set the previous password back", name, name)
 		if c := meta.FindStatusCondition(m.Status.Conditions, PasswordChanged); c == nil || c.Reason != ReasonPasswordFailed {
 			r.Recorder.Eventf(m, j, corev1.EventTypeWarning, ReasonPasswordFailed, "PasswordJobFailed", "%s", msg)
 		}
 		setCondition(m, PasswordChanged, metav1.ConditionFalse, ReasonPasswordFailed, msg)
-		setCondition(m, conditions.Degraded, metav1.ConditionTrue, ReasonPasswordFailed, msg)
-		return nil
+		return conditions.Block(ReasonPasswordFailed, "%s", msg)
 	}
-	// The server has the new password: so does the Secret from now on, and
-	// the server's pod rolls to match (its template carries the hash).
-	creds.Data[keyPassword] = []byte(desired)
+
+	// passwordConfirm: the server has the target password. The Secret says
+	// so from now on; the Job goes on the next pass, once it is stale.
+	set := creds.Data[step.target]
+	changed := string(set) != s.confirmed
+	creds.Data[keyPassword] = set
 	delete(creds.Data, keyPendingPassword)
+	if changed {
+		v, _ := strconv.Atoi(creds.Annotations[passwordVersionAnnotation])
+		if creds.Annotations == nil {
+			creds.Annotations = map[string]string{}
+		}
+		creds.Annotations[passwordVersionAnnotation] = strconv.Itoa(v + 1)
+	}
 	if err := r.Update(ctx, creds, client.FieldOwner(FieldOwner)); err != nil {
 		return err
 	}
-	r.Recorder.Eventf(m, j, corev1.EventTypeNormal, ReasonPasswordChanged, "PasswordJobDone", "The root password was changed")
-	setCondition(m, PasswordChanged, metav1.ConditionTrue, ReasonPasswordChanged, "the server has the new root password")
-	setCondition(m, conditions.Degraded, metav1.ConditionFalse, ReasonReady, "no problem found")
-	return r.deleteJob(ctx, j)
+	if changed {
+		r.Recorder.Eventf(m, j, corev1.EventTypeNormal, ReasonPasswordChanged, "PasswordJobDone", "The root password was changed")
+	}
+	setCondition(m, PasswordChanged, metav1.ConditionTrue, ReasonPasswordChanged, "the server has the root password the spec asks for")
+	return nil
 }
 
-func setChanging(m *mysqlv1.MySQL, msg string) {
+// changing records that a password change is under way.
+func changing(m *mysqlv1.MySQL, format string, args ...any) error {
+	msg := fmt.Sprintf(format, args...)
 	setCondition(m, PasswordChanged, metav1.ConditionUnknown, ReasonChangingPassword, msg)
-	setCondition(m, conditions.Progressing, metav1.ConditionTrue, ReasonChangingPassword, msg)
+	return wait(ReasonChangingPassword, "%s", msg)
 }
 
 // deleteJob deletes a Job and its pods.

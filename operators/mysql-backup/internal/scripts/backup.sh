@@ -21,6 +21,12 @@ read_connection
 require MYSQL_DATABASE "set it to the database to back up"
 db=$MYSQL_DATABASE
 [[ $db != */* && $db != .* ]] || fail "MYSQL_DATABASE=$db cannot be part of a file name"
+[[ $db != -* ]] || fail "MYSQL_DATABASE=$db starts with -, which the dump tool would read as an option"
+make_latest=${MAKE_LATEST:-yes}
+[[ $make_latest == yes || $make_latest == no ]] || fail "MAKE_LATEST=$make_latest: say yes or no"
+latest_expected=${LATEST_EXPECTED:-}
+keep=${KEEP_BACKUPS:-}
+[[ -z $keep || $keep =~ ^[1-9][0-9]{0,5}$ ]] || fail "KEEP_BACKUPS=$keep is not a positive number of dumps (leave it unset to keep them all)"
 require BACKUP_DIR "set it to the backup volume's mount path"
 backup_dir=${BACKUP_DIR:-}
 [[ -d $backup_dir && -w $backup_dir ]] || fail "BACKUP_DIR=$backup_dir is not a writable directory: mount the backup volume there"
@@ -29,6 +35,7 @@ dump_bin=$(pick mariadb-dump mysqldump) || fail "neither mariadb-dump nor mysqld
 cnf=$workdir/client.cnf
 client_cnf "$cnf" "${MYSQL_PASSWORD:-}"
 wait_for_server "$cnf"
+choose_password "$cnf" "${MYSQL_PASSWORD_ALT:-}"
 
 # --single-transaction: a consistent InnoDB snapshot without locking the
 # server. --databases: the dump creates and selects its database, so a
@@ -53,7 +60,7 @@ tmp=$(mktemp "$backup_dir/.backup-tmp.XXXXXX") || fail "cannot create a file in 
 log "dumping database \`$db\` from $host:$port"
 started=$SECONDS
 set +e
-"$dump_bin" --defaults-extra-file="$cnf" "${dump_args[@]}" --databases "$db" 2>"$workdir/dump.err" | gzip -c >"$tmp"
+"$dump_bin" --defaults-extra-file="$cnf" "${dump_args[@]}" --databases -- "$db" 2>"$workdir/dump.err" | gzip -c >"$tmp"
 status=("${PIPESTATUS[@]}")
 set -e
 if [[ -s $workdir/dump.err ]]; then
@@ -85,15 +92,55 @@ done
 tmp=
 sync_path "$backup_dir"
 
-# latest is replaced by rename, so a reader sees the old name or the new
-# one, never a partial file.
-latest_tmp=$(mktemp "$backup_dir/.latest-tmp.XXXXXX") || fail "cannot create a file in BACKUP_DIR=$backup_dir"
-printf '%s\n' "$name" >"$latest_tmp"
-chmod 0640 -- "$latest_tmp"
-sync_path "$latest_tmp"
-mv -f -- "$latest_tmp" "$backup_dir/latest" || fail "cannot update $backup_dir/latest (the dump $name is complete)"
-latest_tmp=
-sync_path "$backup_dir"
+# latest only moves forward: not for a dump the operator keeps aside (its
+# server never got its data back), and only from the dump the server was
+# restored from (LATEST_EXPECTED), so a stale server never hides a newer
+# backup.
+aside=
+if [[ $make_latest == no ]]; then
+	aside="MAKE_LATEST=no"
+elif [[ -n $latest_expected ]]; then
+	current=none
+	if [[ -e $backup_dir/latest ]]; then
+		IFS= read -r current <"$backup_dir/latest" || [[ -n $current ]] || current=
+	fi
+	[[ $current == "$latest_expected" ]] || aside="latest names ${current:-nothing readable}, not $latest_expected, which this server was restored from"
+fi
 
-log "wrote $name ($(file_size "$backup_dir/$name") bytes) to $backup_dir in $((SECONDS - started))s; latest -> $name"
-result "backed-up $name"
+if [[ -z $aside ]]; then
+	# latest is replaced by rename, so a reader sees the old name or the
+	# new one, never a partial file.
+	latest_tmp=$(mktemp "$backup_dir/.latest-tmp.XXXXXX") || fail "cannot create a file in BACKUP_DIR=$backup_dir"
+	printf '%s\n' "$name" >"$latest_tmp"
+	chmod 0640 -- "$latest_tmp"
+	sync_path "$latest_tmp"
+	mv -f -- "$latest_tmp" "$backup_dir/latest" || fail "cannot update $backup_dir/latest (the dump $name is complete)"
+	latest_tmp=
+	sync_path "$backup_dir"
+	log "wrote $name ($(file_size "$backup_dir/$name") bytes) to $backup_dir in $((SECONDS - started))s; latest -> $name"
+else
+	log "wrote $name ($(file_size "$backup_dir/$name") bytes) to $backup_dir in $((SECONDS - started))s; kept aside, latest unchanged: $aside"
+fi
+
+# Retention: the newest KEEP_BACKUPS dumps stay, and so does the one latest
+# names, whatever its age.
+if [[ -n $keep ]]; then
+	protected=
+	[[ ! -e $backup_dir/latest ]] || IFS= read -r protected <"$backup_dir/latest" || true
+	shopt -s nullglob
+	dumps=("$backup_dir"/*.sql.gz)
+	# Newest first; the names are the scripts' own, without new lines.
+	((${#dumps[@]} <= keep)) || mapfile -t dumps < <(ls -1t -- "${dumps[@]}")
+	for ((i = keep; i < ${#dumps[@]}; i++)); do
+		old=${dumps[i]##*/}
+		[[ $old != "$name" && $old != "$protected" ]] || continue
+		rm -f -- "${dumps[i]}" && log "removed $old: KEEP_BACKUPS=$keep"
+	done
+	sync_path "$backup_dir"
+fi
+
+if [[ -z $aside ]]; then
+	result "backed-up $name$(sizes "$backup_dir" "$backup_dir/$name")"
+else
+	result "backed-up-aside $name$(sizes "$backup_dir" "$backup_dir/$name")"
+fi

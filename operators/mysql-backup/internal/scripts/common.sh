@@ -128,6 +128,57 @@ wait_for_server() {
 	log "the MySQL server at $host:$port answers"
 }
 
+# login succeeds when option file $1 logs in; the client's error is left
+# in $workdir/$2.err.
+login() {
+	"$mysql_bin" --defaults-extra-file="$1" --connect-timeout=10 --batch --skip-column-names \
+		-e 'SELECT 1' >/dev/null 2>"$workdir/$2.err"
+}
+
+# denied is true when the login named $1 failed because the server refused
+# the password (ERROR 1045), not because it could not be reached.
+denied() {
+	[[ $(<"$workdir/$1.err") == *"ERROR 1045"* ]]
+}
+
+# choose_password writes to option file $1 the password the server takes:
+# MYSQL_PASSWORD, or $2 (MYSQL_PASSWORD_ALT) when the server refuses the
+# first (a password change may have set it), and fails when it takes
+# neither.
+choose_password() {
+	local cnf=$1 alt=$2
+	client_cnf "$cnf" "${MYSQL_PASSWORD:-}"
+	login "$cnf" password && return 0
+	if ! denied password || [[ -z $alt ]]; then
+		fail "cannot log in to $host:$port as $user: $(oneline "$workdir/password.err")"
+	fi
+	client_cnf "$cnf" "$alt"
+	if login "$cnf" alternate; then
+		log "the server refuses MYSQL_PASSWORD for $user; MYSQL_PASSWORD_ALT logs in"
+		return 0
+	fi
+	denied alternate && fail "$host:$port accepts neither MYSQL_PASSWORD nor MYSQL_PASSWORD_ALT for user $user"
+	fail "cannot log in to $host:$port as $user: $(oneline "$workdir/alternate.err")"
+}
+
+# free_bytes prints the free space of the filesystem of directory $1, or
+# nothing when it cannot be measured.
+free_bytes() {
+	local free
+	free=$(df -P -B1 -- "$1" 2>/dev/null | awk 'NR == 2 { print $4 }') || return 0
+	[[ $free =~ ^[0-9]+$ ]] && printf '%s' "$free"
+	return 0
+}
+
+# sizes prints the result's " free=N" field for directory $1, and
+# " size=N" for file $2 if given, for the operator's BackupSpace condition.
+sizes() {
+	local free
+	free=$(free_bytes "$1")
+	[[ -z $free ]] || printf ' free=%s' "$free"
+	[[ -z ${2:-} ]] || printf ' size=%s' "$(file_size "$2")"
+}
+
 # check_dump fails unless $1 is a whole gzip file whose text ends with the
 # trailer mysqldump writes last, after everything else succeeded.
 check_dump() {

@@ -29,9 +29,29 @@
 //     /dev/termination-log, the container's terminationMessagePath. Writing
 //     is skipped when the file's directory does not exist.
 //
+// backup.sh and restore.sh also read MYSQL_PASSWORD_ALT: a second password
+// the server may have (one a password Job may have set). When the server
+// refuses MYSQL_PASSWORD (ERROR 1045) they log in with it; when it refuses
+// both they fail saying so. Unset or empty, a refused MYSQL_PASSWORD fails
+// as before.
+//
 // backup.sh also reads MYSQL_DATABASE (required: the database to dump; its
-// name may hold '-' or '$') and BACKUP_DIR (required: the backup volume's
-// mount path). restore.sh reads BACKUP_DIR (required). password.sh reads
+// name may hold '-' or '$', but not start with '-', which the dump tool
+// would read as an option: such a name is refused, and the name is passed
+// after --), BACKUP_DIR (required: the backup volume's mount path), and:
+//
+//   - LATEST_EXPECTED: the new dump becomes latest only if latest names
+//     this dump now ("none": only if there is no latest). The operator
+//     passes the dump the server was restored from, so latest only moves
+//     forward. Unset: latest always moves (a run by hand).
+//   - MAKE_LATEST: yes (default) or no; no keeps the new dump aside, under
+//     its own name, latest untouched (a server that never got its data
+//     back must not replace the last good backup).
+//   - KEEP_BACKUPS: a positive number; after the new dump, the oldest dumps
+//     (by modification time) beyond that many are deleted, never the new
+//     one nor the one latest names. Unset: every dump is kept.
+//
+// restore.sh reads BACKUP_DIR (required). password.sh reads
 // MYSQL_NEW_PASSWORD (required), and needs MYSQL_PASSWORD set.
 //
 // Some of these names are also read by the official images' entrypoint,
@@ -48,9 +68,10 @@
 // gzip is whole and that the text ends with mysqldump's "-- Dump completed"
 // line, syncs it, and renames it to MYSQL_DATABASE-YYYYMMDDTHHMMSSZ.sql.gz
 // (UTC; -1, -2... is added rather than replace a file of the same second).
-// Then it replaces the file latest, by rename, with one holding that name
-// and a newline. Dumps and latest are mode 0640. Older dumps are never
-// deleted. On any failure it exits non-zero and removes its temporary file;
+// Then, unless the dump is kept aside (MAKE_LATEST, LATEST_EXPECTED), it
+// replaces the file latest, by rename, with one holding that name and a
+// newline. Dumps and latest are mode 0640. Older dumps are deleted only
+// beyond KEEP_BACKUPS. On any failure it exits non-zero and removes its temporary file;
 // latest and every earlier dump stay as they were. A Job killed with
 // SIGKILL can leave a .backup-tmp.* file behind: it is never read and may be
 // deleted.
@@ -84,12 +105,17 @@
 // the operator reads from the pod's terminated state and ParseResult
 // understands:
 //
-//	backed-up <dump>            backup.sh succeeded
+//	backed-up <dump>            backup.sh succeeded; latest names <dump>
+//	backed-up-aside <dump>      backup.sh succeeded; latest is unchanged
 //	restored <dump>             restore.sh loaded <dump>
 //	no-backup                   restore.sh found no latest
 //	password-changed            password.sh changed the password
 //	password-already-changed    the new password already worked
 //	failed: <reason>            any script, with a non-zero exit status
+//
+// backup.sh and restore.sh add " free=<bytes>", the free space of
+// BACKUP_DIR (left out when df cannot say), and, after a dump's name,
+// " size=<bytes>", its size: the operator's BackupSpace condition.
 //
 // No script prints a password, in its output, its errors or its result.
 package scripts

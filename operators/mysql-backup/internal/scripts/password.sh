@@ -42,19 +42,6 @@ redact() {
 	printf '%s' "$text"
 }
 
-# login succeeds when option file $1 logs in; the client's error is left
-# in $workdir/$2.err.
-login() {
-	"$mysql_bin" --defaults-extra-file="$1" --connect-timeout=10 --batch --skip-column-names \
-		-e 'SELECT 1' >/dev/null 2>"$workdir/$2.err"
-}
-
-# denied is true when the login named $1 failed because the server refused
-# the password (ERROR 1045), not because it could not be reached.
-denied() {
-	[[ $(<"$workdir/$1.err") == *"ERROR 1045"* ]]
-}
-
 accounts=
 alter_error=
 # alter_password logs in with option file $1 and sets the new password on

@@ -26,7 +26,7 @@ if [[ ! -e $backup_dir/latest ]]; then
 		log "warning: $backup_dir has ${#dumps[@]} dump(s) but no latest file; restoring none (write a dump's name to latest to restore it)"
 	fi
 	log "no backup in $backup_dir: nothing to restore"
-	result "no-backup"
+	result "no-backup$(sizes "$backup_dir")"
 	exit 0
 fi
 
@@ -42,6 +42,7 @@ check_dump "$dump" "$name"
 cnf=$workdir/client.cnf
 client_cnf "$cnf" "${MYSQL_PASSWORD:-}"
 wait_for_server "$cnf"
+choose_password "$cnf" "${MYSQL_PASSWORD_ALT:-}"
 
 log "restoring $name ($(file_size "$dump") bytes) into $host:$port"
 started=$SECONDS
@@ -60,4 +61,4 @@ if ((${status[1]:-1} != 0)); then
 fi
 
 log "restored $name into $host:$port in $((SECONDS - started))s"
-result "restored $name"
+result "restored $name$(sizes "$backup_dir" "$dump")"

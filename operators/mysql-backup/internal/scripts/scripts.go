@@ -3,6 +3,7 @@ package scripts
 import (
 	_ "embed"
 	"fmt"
+	"strconv"
 	"strings"
 )
 
@@ -54,6 +55,17 @@ const (
 	EnvBackupDir      = "BACKUP_DIR"
 	EnvWaitTimeout    = "WAIT_TIMEOUT"
 	EnvTerminationLog = "TERMINATION_LOG"
+	// EnvPasswordAlt is a second password the server may have (one a
+	// password Job may have set): backup.sh and restore.sh log in with it
+	// when the server refuses MYSQL_PASSWORD.
+	EnvPasswordAlt = "MYSQL_PASSWORD_ALT"
+	// EnvLatestExpected makes backup.sh move latest only if latest names
+	// this dump now ("none": only if there is no latest).
+	EnvLatestExpected = "LATEST_EXPECTED"
+	// EnvMakeLatest "no" makes backup.sh keep the new dump aside.
+	EnvMakeLatest = "MAKE_LATEST"
+	// EnvKeepBackups is how many dumps backup.sh keeps.
+	EnvKeepBackups = "KEEP_BACKUPS"
 )
 
 // Defaults the scripts use for unset variables.
@@ -70,8 +82,9 @@ const LatestFile = "latest"
 // The variables each script reads, for a Job builder's tests: the test of
 // this package checks these lists against the scripts' text.
 var (
-	BackupEnv   = []string{EnvHost, EnvPort, EnvUser, EnvPassword, EnvWaitTimeout, EnvTerminationLog, EnvDatabase, EnvBackupDir}
-	RestoreEnv  = []string{EnvHost, EnvPort, EnvUser, EnvPassword, EnvWaitTimeout, EnvTerminationLog, EnvBackupDir}
+	BackupEnv = []string{EnvHost, EnvPort, EnvUser, EnvPassword, EnvPasswordAlt, EnvWaitTimeout, EnvTerminationLog,
+		EnvDatabase, EnvBackupDir, EnvLatestExpected, EnvMakeLatest, EnvKeepBackups}
+	RestoreEnv  = []string{EnvHost, EnvPort, EnvUser, EnvPassword, EnvPasswordAlt, EnvWaitTimeout, EnvTerminationLog, EnvBackupDir}
 	PasswordEnv = []string{EnvHost, EnvPort, EnvUser, EnvPassword, EnvWaitTimeout, EnvTerminationLog, EnvNewPassword}
 )
 
@@ -88,6 +101,7 @@ type Outcome string
 // The outcomes, as the first word of a termination message.
 const (
 	BackedUp               Outcome = "backed-up"
+	BackedUpAside          Outcome = "backed-up-aside"
 	Restored               Outcome = "restored"
 	NoBackup               Outcome = "no-backup"
 	PasswordChanged        Outcome = "password-changed"
@@ -98,10 +112,15 @@ const (
 // Result is a script's termination message, parsed.
 type Result struct {
 	Outcome Outcome
-	// Dump is the dump's file name in BACKUP_DIR, for BackedUp and Restored.
+	// Dump is the dump's file name in BACKUP_DIR, for BackedUp,
+	// BackedUpAside and Restored.
 	Dump string
 	// Reason says why, for Failed.
 	Reason string
+	// FreeBytes is the free space of BACKUP_DIR after the script's work,
+	// DumpBytes the size of the dump it wrote or restored; -1 when the
+	// script did not say.
+	FreeBytes, DumpBytes int64
 }
 
 // ParseResult parses the termination message a script wrote (see doc.go).
@@ -109,23 +128,38 @@ type Result struct {
 func ParseResult(message string) (Result, error) {
 	msg := strings.TrimSpace(message)
 	if reason, ok := strings.CutPrefix(msg, string(Failed)+":"); ok {
-		return Result{Outcome: Failed, Reason: strings.TrimSpace(reason)}, nil
-	}
-	word, dump, _ := strings.Cut(msg, " ")
-	switch o := Outcome(word); o {
-	case BackedUp, Restored:
-		if dump == "" || strings.ContainsAny(dump, "/ \n") {
-			return Result{}, fmt.Errorf("termination message %q: %s needs one dump file name", msg, o)
-		}
-		return Result{Outcome: o, Dump: dump}, nil
-	case NoBackup, PasswordChanged, PasswordAlreadyChanged:
-		if dump != "" {
-			return Result{}, fmt.Errorf("termination message %q: nothing may follow %s", msg, o)
-		}
-		return Result{Outcome: o}, nil
+		return Result{Outcome: Failed, Reason: strings.TrimSpace(reason), FreeBytes: -1, DumpBytes: -1}, nil
 	}
 	if msg == "" {
 		return Result{}, fmt.Errorf("empty termination message: the script did not finish (see the pod's log)")
 	}
-	return Result{}, fmt.Errorf("termination message %q is not one of the scripts' results", msg)
+	words := strings.Split(msg, " ")
+	r := Result{Outcome: Outcome(words[0]), FreeBytes: -1, DumpBytes: -1}
+	rest := words[1:]
+	switch r.Outcome {
+	case BackedUp, BackedUpAside, Restored:
+		if len(rest) == 0 || strings.Contains(rest[0], "=") || strings.ContainsAny(rest[0], "/\n") {
+			return Result{}, fmt.Errorf("termination message %q: %s needs one dump file name", msg, r.Outcome)
+		}
+		r.Dump, rest = rest[0], rest[1:]
+	case NoBackup, PasswordChanged, PasswordAlreadyChanged:
+	default:
+		return Result{}, fmt.Errorf("termination message %q is not one of the scripts' results", msg)
+	}
+	for _, field := range rest {
+		k, v, _ := strings.Cut(field, "=")
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n < 0 {
+			return Result{}, fmt.Errorf("termination message %q: %q is not a size in bytes", msg, field)
+		}
+		switch {
+		case k == "free" && r.FreeBytes < 0:
+			r.FreeBytes = n
+		case k == "size" && r.DumpBytes < 0 && r.Dump != "":
+			r.DumpBytes = n
+		default:
+			return Result{}, fmt.Errorf("termination message %q: nothing like %q may follow %s", msg, field, r.Outcome)
+		}
+	}
+	return r, nil
 }

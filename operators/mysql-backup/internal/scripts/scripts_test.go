@@ -74,7 +74,7 @@ func (s *server) runScript(t *testing.T, script string, env map[string]string) r
 	t.Logf("exit %d, result %q, output:\n%s", r.code, r.result, r.output)
 	// Whatever the script and the outcome, no password it was given shows
 	// in its output, its result or any client tool's command line.
-	for _, name := range []string{EnvPassword, EnvNewPassword} {
+	for _, name := range []string{EnvPassword, EnvNewPassword, EnvPasswordAlt} {
 		pw := vars[name]
 		if pw == "" || pw == "<unset>" {
 			continue
@@ -193,9 +193,9 @@ func TestHomework(t *testing.T) {
 
 	s.mustQuery(t, "DROP DATABASE `"+db+"`")
 	r := s.runScript(t, Restore, map[string]string{EnvBackupDir: dir})
-	mustSucceed(t, r, Restored)
-	if r.result != "restored "+b.Dump {
-		t.Errorf("result %q, want %q", r.result, "restored "+b.Dump)
+	res := mustSucceed(t, r, Restored)
+	if res.Dump != b.Dump || res.FreeBytes <= 0 || res.DumpBytes != b.DumpBytes || b.DumpBytes <= 0 {
+		t.Errorf("result %q (backup: %+v): want the dump's name, its size and the free space", r.result, b)
 	}
 	if got := rows(t, s, db); got != homeworkRows {
 		t.Errorf("after restore the table holds\n%s\nwant\n%s", got, homeworkRows)
@@ -208,9 +208,8 @@ func TestRestoreWithoutBackup(t *testing.T) {
 	s := needServer(t)
 	t.Run("empty BACKUP_DIR", func(t *testing.T) {
 		r := s.runScript(t, Restore, map[string]string{EnvBackupDir: t.TempDir()})
-		mustSucceed(t, r, NoBackup)
-		if r.result != "no-backup" {
-			t.Errorf("result %q, want exactly no-backup", r.result)
+		if res := mustSucceed(t, r, NoBackup); res.FreeBytes <= 0 {
+			t.Errorf("result %q: want no-backup and the free space", r.result)
 		}
 		if !strings.Contains(r.output, "nothing to restore") {
 			t.Errorf("output does not say there is nothing to restore")
@@ -702,12 +701,20 @@ func TestParseResult(t *testing.T) {
 		want    Result
 		wantErr bool
 	}{
-		{msg: "backed-up otus-database-20240101T000000Z.sql.gz", want: Result{Outcome: BackedUp, Dump: "otus-database-20240101T000000Z.sql.gz"}},
-		{msg: "restored otus-database-20240101T000000Z-1.sql.gz\n", want: Result{Outcome: Restored, Dump: "otus-database-20240101T000000Z-1.sql.gz"}},
-		{msg: "no-backup", want: Result{Outcome: NoBackup}},
-		{msg: "password-changed", want: Result{Outcome: PasswordChanged}},
-		{msg: "password-already-changed", want: Result{Outcome: PasswordAlreadyChanged}},
-		{msg: "failed: the MySQL server at db:3306 did not answer within 60s", want: Result{Outcome: Failed, Reason: "the MySQL server at db:3306 did not answer within 60s"}},
+		{msg: "backed-up otus-database-20240101T000000Z.sql.gz", want: Result{Outcome: BackedUp, Dump: "otus-database-20240101T000000Z.sql.gz", FreeBytes: -1, DumpBytes: -1}},
+		{msg: "backed-up-aside d.sql.gz free=10 size=3", want: Result{Outcome: BackedUpAside, Dump: "d.sql.gz", FreeBytes: 10, DumpBytes: 3}},
+		{msg: "restored otus-database-20240101T000000Z-1.sql.gz\n", want: Result{Outcome: Restored, Dump: "otus-database-20240101T000000Z-1.sql.gz", FreeBytes: -1, DumpBytes: -1}},
+		{msg: "restored d.sql.gz free=1073741824 size=870", want: Result{Outcome: Restored, Dump: "d.sql.gz", FreeBytes: 1 << 30, DumpBytes: 870}},
+		{msg: "no-backup", want: Result{Outcome: NoBackup, FreeBytes: -1, DumpBytes: -1}},
+		{msg: "no-backup free=5", want: Result{Outcome: NoBackup, FreeBytes: 5, DumpBytes: -1}},
+		{msg: "password-changed", want: Result{Outcome: PasswordChanged, FreeBytes: -1, DumpBytes: -1}},
+		{msg: "password-already-changed", want: Result{Outcome: PasswordAlreadyChanged, FreeBytes: -1, DumpBytes: -1}},
+		{msg: "failed: the MySQL server at db:3306 did not answer within 60s", want: Result{Outcome: Failed, Reason: "the MySQL server at db:3306 did not answer within 60s", FreeBytes: -1, DumpBytes: -1}},
+		{msg: "no-backup size=5", wantErr: true},
+		{msg: "no-backup free=-1", wantErr: true},
+		{msg: "restored free=5", wantErr: true},
+		{msg: "restored d.sql.gz free=5 free=6", wantErr: true},
+		{msg: "restored d.sql.gz used=5", wantErr: true},
 		{msg: "", wantErr: true},
 		{msg: "restored", wantErr: true},
 		{msg: "restored ../x.sql.gz", wantErr: true},
@@ -719,5 +726,130 @@ func TestParseResult(t *testing.T) {
 		if (err != nil) != tt.wantErr || got != tt.want {
 			t.Errorf("ParseResult(%q) = %+v, %v; want %+v, error %v", tt.msg, got, err, tt.want, tt.wantErr)
 		}
+	}
+}
+
+// backupRun runs backup.sh of database db into dir with env added.
+func backupRun(t *testing.T, s *server, db, dir string, env map[string]string) run {
+	t.Helper()
+	vars := map[string]string{EnvDatabase: db, EnvBackupDir: dir}
+	maps.Copy(vars, env)
+	return s.runScript(t, Backup, vars)
+}
+
+// TestLatestOnlyMovesForward: a dump becomes latest only from the dump the
+// server was restored from, and never when the operator keeps it aside.
+func TestLatestOnlyMovesForward(t *testing.T) {
+	s := needServer(t)
+	const db = "forward"
+	homework(t, s, db)
+	dir := t.TempDir()
+	first := mustSucceed(t, backupRun(t, s, db, dir, map[string]string{EnvLatestExpected: "none"}), BackedUp)
+	if got := latest(t, dir); got != first.Dump {
+		t.Fatalf("latest = %q, want the first dump %q", got, first.Dump)
+	}
+	second := mustSucceed(t, backupRun(t, s, db, dir, map[string]string{EnvLatestExpected: first.Dump}), BackedUp)
+	if got := latest(t, dir); got != second.Dump {
+		t.Fatalf("latest = %q, want the second dump %q", got, second.Dump)
+	}
+	// A server restored from the first dump, backed up after the second
+	// was taken, does not hide the second.
+	stale := backupRun(t, s, db, dir, map[string]string{EnvLatestExpected: first.Dump})
+	aside := mustSucceed(t, stale, BackedUpAside)
+	if got := latest(t, dir); got != second.Dump {
+		t.Errorf("latest = %q after a stale server's backup, want %q", got, second.Dump)
+	}
+	if !strings.Contains(stale.output, "kept aside") {
+		t.Errorf("the output does not say the dump is kept aside")
+	}
+	if _, ok := listDir(t, dir)[aside.Dump]; !ok {
+		t.Errorf("the dump kept aside, %s, is not in BACKUP_DIR", aside.Dump)
+	}
+	// "none" expects no latest at all.
+	mustSucceed(t, backupRun(t, s, db, dir, map[string]string{EnvLatestExpected: "none"}), BackedUpAside)
+	// A server that never got its data back: aside, whatever latest says.
+	mustSucceed(t, backupRun(t, s, db, dir, map[string]string{EnvMakeLatest: "no"}), BackedUpAside)
+	if got := latest(t, dir); got != second.Dump {
+		t.Errorf("latest = %q, want %q", got, second.Dump)
+	}
+	if r := backupRun(t, s, db, dir, map[string]string{EnvMakeLatest: "maybe"}); r.code == 0 || !strings.Contains(r.result, "MAKE_LATEST=maybe") {
+		t.Errorf("MAKE_LATEST=maybe: exit %d, result %q; want a failure naming it", r.code, r.result)
+	}
+}
+
+// TestRetention: the newest KEEP_BACKUPS dumps stay, and the one latest
+// names, however old.
+func TestRetention(t *testing.T) {
+	s := needServer(t)
+	const db = "kept"
+	homework(t, s, db)
+	dir := t.TempDir()
+	var dumps []string
+	for range 4 {
+		dumps = append(dumps, mustSucceed(t, backupRun(t, s, db, dir, map[string]string{EnvKeepBackups: "2"}), BackedUp).Dump)
+	}
+	files := listDir(t, dir)
+	delete(files, LatestFile)
+	if got, want := slices.Sorted(maps.Keys(files)), slices.Sorted(slices.Values(dumps[2:])); !slices.Equal(got, want) {
+		t.Errorf("after 4 backups keeping 2, BACKUP_DIR holds %q, want %q", got, want)
+	}
+	// Two dumps kept aside, keeping 1: latest's dump (now the oldest) stays.
+	var aside []string
+	for range 2 {
+		aside = append(aside, mustSucceed(t, backupRun(t, s, db, dir, map[string]string{EnvKeepBackups: "1", EnvMakeLatest: "no"}), BackedUpAside).Dump)
+	}
+	files = listDir(t, dir)
+	delete(files, LatestFile)
+	if got, want := slices.Sorted(maps.Keys(files)), slices.Sorted(slices.Values([]string{dumps[3], aside[1]})); !slices.Equal(got, want) {
+		t.Errorf("BACKUP_DIR holds %q, want latest's dump and the newest: %q", got, want)
+	}
+	if r := backupRun(t, s, db, dir, map[string]string{EnvKeepBackups: "0"}); r.code == 0 || !strings.Contains(r.result, "KEEP_BACKUPS=0") {
+		t.Errorf("KEEP_BACKUPS=0: exit %d, result %q; want a failure naming it", r.code, r.result)
+	}
+}
+
+// TestDatabaseLikeAnOption: a database named like an option never reaches
+// the dump tool, where --all-databases would dump every database.
+func TestDatabaseLikeAnOption(t *testing.T) {
+	s := needServer(t)
+	for _, db := range []string{"--all-databases", "-x"} {
+		dir := t.TempDir()
+		r := backupRun(t, s, db, dir, nil)
+		if r.code == 0 || !strings.Contains(r.result, "starts with -") {
+			t.Errorf("MYSQL_DATABASE=%s: exit %d, result %q; want a refusal", db, r.code, r.result)
+		}
+		if strings.Contains(r.argv, db) {
+			t.Errorf("MYSQL_DATABASE=%s reached a client tool: %s", db, r.argv)
+		}
+		if files := listDir(t, dir); len(files) != 0 {
+			t.Errorf("MYSQL_DATABASE=%s left %v in BACKUP_DIR", db, slices.Sorted(maps.Keys(files)))
+		}
+	}
+}
+
+// TestAlternatePassword: the server may have the password a password Job
+// set, which the operator passes as MYSQL_PASSWORD_ALT.
+func TestAlternatePassword(t *testing.T) {
+	s := needServer(t)
+	const db = "alternate"
+	homework(t, s, db)
+	dir := t.TempDir()
+	r := backupRun(t, s, db, dir, map[string]string{EnvPassword: "not-the-password", EnvPasswordAlt: rootPassword})
+	b := mustSucceed(t, r, BackedUp)
+	if !strings.Contains(r.output, "MYSQL_PASSWORD_ALT logs in") {
+		t.Errorf("the output does not say the alternate password was used")
+	}
+	mustSucceed(t, s.runScript(t, Restore, map[string]string{EnvBackupDir: dir, EnvPassword: "not-the-password", EnvPasswordAlt: rootPassword}), Restored)
+	r = backupRun(t, s, db, dir, map[string]string{EnvPassword: "not-the-password", EnvPasswordAlt: "nor-this-one"})
+	if r.code == 0 || !strings.Contains(r.result, "accepts neither MYSQL_PASSWORD nor MYSQL_PASSWORD_ALT") {
+		t.Errorf("both passwords wrong: exit %d, result %q; want a failure that says so", r.code, r.result)
+	}
+	if got := latest(t, dir); got != b.Dump {
+		t.Errorf("latest = %q after a refused backup, want %q", got, b.Dump)
+	}
+	// Without an alternate, a refused password fails as it always did.
+	r = backupRun(t, s, db, dir, map[string]string{EnvPassword: "not-the-password"})
+	if r.code == 0 || !strings.Contains(r.result, "cannot log in") {
+		t.Errorf("a wrong password and no alternate: exit %d, result %q", r.code, r.result)
 	}
 }

@@ -1,0 +1,108 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/operator-workshops/workshop/operators/common/conditions"
+	mysqlv1 "github.com/operator-workshops/workshop/operators/mysql-backup/api/v1"
+)
+
+// ours reports whether obj was made by the operator for m: it carries m's
+// UID, or, made by an earlier version of the operator, m's controller
+// reference.
+func ours(obj client.Object, m *mysqlv1.MySQL) bool {
+	return obj.GetAnnotations()[uidAnnotation] == string(m.UID) || metav1.IsControlledBy(obj, m)
+}
+
+// kept lists, for m, the objects that must outlive a deletion until the
+// backup is done, and that the operator then deletes itself.
+func kept(m *mysqlv1.MySQL) []client.Object {
+	meta := func(name string) metav1.ObjectMeta { return metav1.ObjectMeta{Name: name, Namespace: m.Namespace} }
+	return []client.Object{
+		&appsv1.Deployment{ObjectMeta: meta(m.Name)},
+		&corev1.Service{ObjectMeta: meta(m.Name)},
+		&corev1.PersistentVolumeClaim{ObjectMeta: meta(dataPVCName(m.Name))},
+		&corev1.Secret{ObjectMeta: meta(credentialsName(m.Name))},
+	}
+}
+
+// claim reads obj (its name and namespace set) and returns whether it
+// exists. A Secret is read around the cache (see credentials). Only m's own objects may be changed: a
+// stranger's with the same name is a NameConflict, never adopted; one of an
+// earlier MySQL of the same name that is still going is waited for. An
+// object of m made by an earlier version of the operator loses its owner
+// reference, which would let the garbage collector delete it before the
+// backup.
+func (r *MySQLReconciler) claim(ctx context.Context, m *mysqlv1.MySQL, obj client.Object) (bool, error) {
+	kind := kindOf(obj)
+	var reader client.Reader = r.Client
+	if _, secret := obj.(*corev1.Secret); secret {
+		reader = r.APIReader
+	}
+	err := reader.Get(ctx, client.ObjectKeyFromObject(obj), obj)
+	if apierrors.IsNotFound(err) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	if !ours(obj, m) {
+		if obj.GetLabels()[mysqlLabel] == m.Name && !obj.GetDeletionTimestamp().IsZero() {
+			return true, wait(ReasonPreviousObject, "%s %s of an earlier MySQL named %s is still being deleted", kind, obj.GetName(), m.Name)
+		}
+		return true, conditions.Block(ReasonNameConflict,
+			"%s %q exists and does not belong to MySQL %q: the operator never takes over an object it did not create. "+
+				"Delete or rename the %s, or give the MySQL another name", kind, obj.GetName(), m.Name, kind)
+	}
+	if len(obj.GetOwnerReferences()) == 0 && obj.GetAnnotations()[uidAnnotation] == string(m.UID) {
+		return true, nil
+	}
+	patch := client.MergeFromWithOptions(obj.DeepCopyObject().(client.Object), client.MergeFromWithOptimisticLock{})
+	obj.SetOwnerReferences(nil)
+	a := obj.GetAnnotations()
+	if a == nil {
+		a = map[string]string{}
+	}
+	a[uidAnnotation] = string(m.UID)
+	obj.SetAnnotations(a)
+	if err := r.Patch(ctx, obj, patch); err != nil {
+		return true, fmt.Errorf("removing the owner reference of %s %s: %w", kind, obj.GetName(), err)
+	}
+	return true, nil
+}
+
+// deleteKept deletes m's server, Service, data volume and credentials,
+// once the backup is done or skipped. Objects that are not m's stay.
+func (r *MySQLReconciler) deleteKept(ctx context.Context, m *mysqlv1.MySQL) error {
+	for _, obj := range kept(m) {
+		err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(obj), obj)
+		if apierrors.IsNotFound(err) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		if !ours(obj, m) || !obj.GetDeletionTimestamp().IsZero() {
+			continue
+		}
+		uid := obj.GetUID()
+		err = r.Delete(ctx, obj, client.PropagationPolicy(metav1.DeletePropagationBackground), client.Preconditions{UID: &uid})
+		if client.IgnoreNotFound(err) != nil {
+			return fmt.Errorf("deleting %s %s: %w", kindOf(obj), obj.GetName(), err)
+		}
+	}
+	return nil
+}
+
+// kindOf names the kind of a typed object of apps/v1 or core/v1.
+func kindOf(obj client.Object) string {
+	return strings.TrimPrefix(fmt.Sprintf("%T", obj), "*v1.")
+}
