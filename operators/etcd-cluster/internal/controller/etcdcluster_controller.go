@@ -7,10 +7,14 @@ package controller
 import (
 	"context"
 	"errors"
+	"fmt"
+	"strings"
 	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -105,6 +109,18 @@ func (r *EtcdClusterReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 		paused(c)
 		return ctrl.Result{}, nil
 	}
+	res, err := r.reconcileChildren(ctx, c)
+	var nc *nameConflict
+	if errors.As(err, &nc) {
+		r.conflicted(c, nc)
+		// A stranger's object carries no reference to the cluster: no
+		// event of it brings the cluster back when it goes.
+		return ctrl.Result{RequeueAfter: requeueUnreachable}, nil
+	}
+	return res, err
+}
+
+func (r *EtcdClusterReconciler) reconcileChildren(ctx context.Context, c *etcdv1.EtcdCluster) (ctrl.Result, error) {
 	if err := r.applyServices(ctx, c); err != nil {
 		return ctrl.Result{}, err
 	}
@@ -122,9 +138,39 @@ func (r *EtcdClusterReconciler) applyServices(ctx context.Context, c *etcdv1.Etc
 	if err != nil {
 		return err
 	}
+	for _, name := range []string{c.Name, clientServiceName(c.Name)} {
+		if err := r.mustOwn(ctx, c, &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: c.Namespace}}); err != nil {
+			return err
+		}
+	}
 	return errors.Join(
 		owner.Apply(ctx, r.Client, peerServiceFor(c, ref)),
 		owner.Apply(ctx, r.Client, clientServiceFor(c, ref)))
+}
+
+// nameConflict is an error for an object with the name of one of the
+// cluster's children that the cluster does not own: the operator never
+// takes over an object it did not create.
+type nameConflict struct{ kind, name string }
+
+func (e *nameConflict) Error() string {
+	return fmt.Sprintf("%s %q exists and does not belong to the cluster: the operator never takes over an object it did not create. "+
+		"Delete or rename the %s, or give the EtcdCluster another name", e.kind, e.name, e.kind)
+}
+
+// mustOwn returns a *nameConflict when obj (its name and namespace set)
+// exists and is not controlled by c.
+func (r *EtcdClusterReconciler) mustOwn(ctx context.Context, c *etcdv1.EtcdCluster, obj client.Object) error {
+	err := r.Get(ctx, client.ObjectKeyFromObject(obj), obj)
+	switch {
+	case apierrors.IsNotFound(err):
+		return nil // for a Create's AlreadyExists: the cache lags
+	case err != nil:
+		return err
+	case !metav1.IsControlledBy(obj, c):
+		return &nameConflict{kind: strings.TrimPrefix(fmt.Sprintf("%T", obj), "*v1."), name: obj.GetName()}
+	}
+	return nil
 }
 
 // executor is the Executor of cluster key, kept between reconciles so that

@@ -11,6 +11,7 @@ import (
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -499,5 +500,68 @@ func TestBootstrapWithoutNodesAndScope(t *testing.T) {
 	pods, _ := children(context.Background(), t, other)
 	if len(pods) != 0 || got.Status.Phase != "" {
 		t.Errorf("the cluster-wide cluster got pods %v, status %+v", pods, got.Status)
+	}
+}
+
+// An object with the name of one of the cluster's children that the
+// operator did not create is never taken over: the cluster says
+// NameConflict, the object stays as it was, and once it goes the cluster
+// proceeds.
+func TestNeverAdoptsAStranger(t *testing.T) {
+	strangers := []client.Object{
+		&corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "example-etcd-cluster"},
+			Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Port: 80}}}},
+		&corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "example-etcd-cluster-client"},
+			Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Port: 80}}}},
+		&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "example-etcd-cluster-0"},
+			Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "someone-elses"}}}},
+	}
+	for _, stranger := range strangers {
+		t.Run(stranger.GetName(), func(t *testing.T) {
+			ctx := context.Background()
+			ns := suite.Namespace(t, nil)
+			stranger.SetNamespace(ns)
+			if err := suite.Client.Create(ctx, stranger); err != nil {
+				t.Fatal(err)
+			}
+			version := stranger.GetResourceVersion()
+			c := workshopCluster(ns)
+			create(t, c)
+			testenv.Eventually(t, "Degraded NameConflict", func(ctx context.Context) error {
+				got, err := get(ctx, c)
+				if err != nil {
+					return err
+				}
+				d := meta.FindStatusCondition(got.Status.Conditions, conditions.Degraded)
+				if d == nil || d.Status != metav1.ConditionTrue || d.Reason != ReasonNameConflict || !strings.Contains(d.Message, stranger.GetName()) {
+					return fmt.Errorf("conditions %+v", got.Status.Conditions)
+				}
+				return nil
+			})
+			now := stranger.DeepCopyObject().(client.Object)
+			if err := suite.Client.Get(ctx, client.ObjectKeyFromObject(stranger), now); err != nil {
+				t.Fatal(err)
+			}
+			if now.GetResourceVersion() != version || len(now.GetOwnerReferences()) != 0 {
+				t.Errorf("the stranger's object was changed: owners %v", now.GetOwnerReferences())
+			}
+			if err := suite.Client.Delete(ctx, now, client.GracePeriodSeconds(0)); err != nil {
+				t.Fatal(err)
+			}
+			testenv.Eventually(t, "the cluster's own "+stranger.GetName(), func(ctx context.Context) error {
+				own := stranger.DeepCopyObject().(client.Object)
+				if err := suite.Client.Get(ctx, client.ObjectKeyFromObject(stranger), own); err != nil {
+					return err
+				}
+				got, err := get(ctx, c)
+				if err != nil {
+					return err
+				}
+				if !metav1.IsControlledBy(own, got) {
+					return fmt.Errorf("%s is not the cluster's yet", own.GetName())
+				}
+				return nil
+			})
+		})
 	}
 }

@@ -248,7 +248,12 @@ func (r *EtcdClusterReconciler) ensureMember(ctx context.Context, c *etcdv1.Etcd
 		return false, nil // a pod would not start on it: wait until it is gone
 	}
 	if obs.volumes[name] == nil {
-		if err := r.Create(ctx, volumeFor(c, name, id, *ref)); client.IgnoreAlreadyExists(err) != nil {
+		v := volumeFor(c, name, id, *ref)
+		err := r.Create(ctx, v)
+		if apierrors.IsAlreadyExists(err) {
+			err = r.mustOwn(ctx, c, &corev1.PersistentVolumeClaim{ObjectMeta: v.ObjectMeta})
+		}
+		if err != nil {
 			return false, fmt.Errorf("create the volume of %s: %w", name, err)
 		}
 	}
@@ -262,9 +267,11 @@ func (r *EtcdClusterReconciler) ensureMember(ctx context.Context, c *etcdv1.Etcd
 		}
 		return false, nil // its deletion brings the cluster back here
 	}
-	err := r.Create(ctx, podFor(c, r.addressing(c), name, how, *ref))
+	pod := podFor(c, r.addressing(c), name, how, *ref)
+	err := r.Create(ctx, pod)
 	if apierrors.IsAlreadyExists(err) {
-		return false, nil // the cache had not seen it yet
+		// The cache had not seen it yet, or it is a stranger's.
+		return false, r.mustOwn(ctx, c, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: pod.Name, Namespace: pod.Namespace}})
 	}
 	if err != nil {
 		return false, fmt.Errorf("create the pod of %s: %w", name, err)

@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/operator-workshops/workshop/operators/common/conditions"
@@ -29,6 +31,7 @@ const (
 	ReasonInvalid      = "InvalidSpec"
 	ReasonHealthy      = "MembersHealthy"
 	ReasonMemberFailed = "MemberUnhealthy"
+	ReasonNameConflict = "NameConflict"
 )
 
 func set(c *etcdv1.EtcdCluster, typ string, s metav1.ConditionStatus, reason, format string, args ...any) {
@@ -44,6 +47,18 @@ func invalid(c *etcdv1.EtcdCluster, err error) {
 	c.Status.Reason = err.Error()
 	set(c, conditions.Progressing, metav1.ConditionFalse, ReasonInvalid, "%v", err)
 	set(c, conditions.Degraded, metav1.ConditionTrue, ReasonInvalid, "%v", err)
+}
+
+// conflicted reports an object in the way of a child (see nameConflict),
+// with one Warning event when the conflict first shows.
+func (r *EtcdClusterReconciler) conflicted(c *etcdv1.EtcdCluster, nc *nameConflict) {
+	if d := meta.FindStatusCondition(c.Status.Conditions, conditions.Degraded); d == nil || d.Reason != ReasonNameConflict || d.Message != nc.Error() {
+		r.Recorder.Eventf(c, nil, corev1.EventTypeWarning, ReasonNameConflict, "Create", "%s", nc.Error())
+	}
+	c.Status.Reason = nc.Error()
+	set(c, conditions.Ready, metav1.ConditionFalse, ReasonNameConflict, "%s", nc.Error())
+	set(c, conditions.Progressing, metav1.ConditionFalse, ReasonNameConflict, "waiting for a person to act: see Degraded")
+	set(c, conditions.Degraded, metav1.ConditionTrue, ReasonNameConflict, "%s", nc.Error())
 }
 
 // lost reports a cluster that served once and has neither pods nor volumes
