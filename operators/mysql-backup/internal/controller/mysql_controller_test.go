@@ -763,6 +763,18 @@ func TestNeverAdoptsAStranger(t *testing.T) {
 			if msg := meta.FindStatusCondition(got.Status.Conditions, conditions.Degraded).Message; !strings.Contains(msg, stranger.GetName()) {
 				t.Errorf("the condition does not name the object: %q", msg)
 			}
+			testenv.Eventually(t, "a NameConflict warning event", func(ctx context.Context) error {
+				var events eventsv1.EventList
+				if err := suite.Client.List(ctx, &events, client.InNamespace(ns)); err != nil {
+					return err
+				}
+				for _, e := range events.Items {
+					if e.Reason == ReasonNameConflict && e.Type == corev1.EventTypeWarning && strings.Contains(e.Note, stranger.GetName()) {
+						return nil
+					}
+				}
+				return fmt.Errorf("%d events, none a NameConflict warning", len(events.Items))
+			})
 			after := stranger.DeepCopyObject().(client.Object)
 			if err := suite.Client.Get(ctx, client.ObjectKeyFromObject(stranger), after); err != nil {
 				t.Fatal(err)

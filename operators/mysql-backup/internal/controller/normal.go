@@ -38,6 +38,11 @@ func (r *MySQLReconciler) reconcileNormal(ctx context.Context, m *mysqlv1.MySQL)
 	var w *waiting
 	switch {
 	case errors.As(err, &b):
+		// One event when a person is first needed, or needed for another
+		// reason: not one per pass.
+		if d := meta.FindStatusCondition(m.Status.Conditions, conditions.Degraded); d == nil || d.Status != metav1.ConditionTrue || d.Message != b.Message {
+			r.Recorder.Eventf(m, nil, corev1.EventTypeWarning, b.Reason, "Reconcile", "%s", b.Message)
+		}
 		summarize(m, o, b.Reason, b.Message, true)
 	case errors.As(err, &w):
 		summarize(m, o, w.reason, w.message, false)

@@ -8,7 +8,6 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
@@ -161,9 +160,6 @@ func (r *MySQLReconciler) reconcilePassword(ctx context.Context, m *mysqlv1.MySQ
 	case passwordFailed:
 		msg := fmt.Sprintf("%s failed: the server has the previous password or the new one, and the operator can log in with either. "+
 			"`kubectl logs job/%s` says why; delete the Job to try again, or set the previous password back", name, name)
-		if c := meta.FindStatusCondition(m.Status.Conditions, PasswordChanged); c == nil || c.Reason != ReasonPasswordFailed {
-			r.Recorder.Eventf(m, j, corev1.EventTypeWarning, ReasonPasswordFailed, "PasswordJobFailed", "%s", msg)
-		}
 		setCondition(m, PasswordChanged, metav1.ConditionFalse, ReasonPasswordFailed, msg)
 		return conditions.Block(ReasonPasswordFailed, "%s", msg)
 	}
