@@ -129,6 +129,7 @@ func deployment(m *mysqlv1.MySQL, serving bool, passwordVersion string) *appsv1a
 				WithLabels(podLabels).
 				WithAnnotations(map[string]string{passwordVersionAnnotation: passwordVersion}).
 				WithSpec(corev1ac.PodSpec().
+					WithAutomountServiceAccountToken(false).
 					WithContainers(container).
 					WithVolumes(corev1ac.Volume().WithName("data").
 						WithPersistentVolumeClaim(corev1ac.PersistentVolumeClaimVolumeSource().WithClaimName(dataPVCName(m.Name)))).

@@ -856,3 +856,21 @@ func TestBackupOfAnUnrestoredServerIsKeptAside(t *testing.T) {
 	finishJob(t, m, j.Name, true, "backed-up-aside otus-database-20261122T090000Z.sql.gz")
 	waitGone(t, m)
 }
+
+// Neither the server nor a Job talks to the API server: their pods get no
+// ServiceAccount token.
+func TestPodsMountNoServiceAccountToken(t *testing.T) {
+	m := homework("ns", "tokenless")
+	if a := deployment(m, true, "1").Spec.Template.Spec.AutomountServiceAccountToken; a == nil || *a {
+		t.Error("the server's pods mount a ServiceAccount token")
+	}
+	for _, j := range []*batchv1.Job{
+		restoreJob(m, time.Minute, serverIP),
+		backupJob(m, time.Minute, backupPlan{host: m.Name}),
+		passwordJob(m, time.Minute, keyPendingPassword, "1"),
+	} {
+		if a := j.Spec.Template.Spec.AutomountServiceAccountToken; a == nil || *a {
+			t.Errorf("the pods of %s mount a ServiceAccount token", j.Name)
+		}
+	}
+}
