@@ -7,12 +7,14 @@ package realnode
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"strings"
 	"testing"
 	"time"
 
+	discoveryv1 "k8s.io/api/discovery/v1"
 	"sigs.k8s.io/e2e-framework/pkg/env"
 	"sigs.k8s.io/e2e-framework/pkg/envconf"
 
@@ -156,11 +158,24 @@ func TestHomeworkTableSurvivesRecreate(t *testing.T) {
 }
 
 // readyEndpoints returns the addresses of Service name's endpoints that are
-// ready.
+// ready. A slice with no endpoints has none (kubectl prints it as null, which
+// jsonpath cannot filter, so the list is read as JSON).
 func readyEndpoints(ctx context.Context, t *testing.T, ns, name string) string {
 	t.Helper()
-	return strings.TrimSpace(kubectl(ctx, t, "get", "endpointslices", "-n", ns, "-l", "kubernetes.io/service-name="+name, "-o",
-		`jsonpath={range .items[*].endpoints[?(@.conditions.ready==true)]}{.addresses[0]} {end}`))
+	var slices discoveryv1.EndpointSliceList
+	out := kubectl(ctx, t, "get", "endpointslices", "-n", ns, "-l", "kubernetes.io/service-name="+name, "-o", "json")
+	if err := json.Unmarshal([]byte(out), &slices); err != nil {
+		t.Fatalf("kubectl get endpointslices printed no list: %v", err)
+	}
+	var ready []string
+	for _, slice := range slices.Items {
+		for _, ep := range slice.Endpoints {
+			if ep.Conditions.Ready != nil && *ep.Conditions.Ready && len(ep.Addresses) > 0 {
+				ready = append(ready, ep.Addresses[0])
+			}
+		}
+	}
+	return strings.Join(ready, " ")
 }
 
 // restoreDone reports whether the restore Job has completed (then endpoints
