@@ -15,6 +15,14 @@ OPERATORS := $(patsubst operators/%/cmd/main.go,%,$(wildcard operators/*/cmd/mai
 # Operators with an API, including those whose controller is still to come.
 APIS := $(patsubst operators/%/api,%,$(wildcard operators/*/api))
 
+# The OLM bundle and catalog generator: a module outside go.work (it depends
+# on operator-registry, which no operator module should), with the build tag
+# operator-registry's image libraries need without gpgme.
+CATALOG_GEN := catalog/gen
+CATALOG_TAGS := containers_image_openpgp
+# The registry the bundles and the catalog name images in.
+REGISTRY ?= ghcr.io/operator-workshops
+
 ##@ General
 
 .PHONY: help
@@ -30,7 +38,10 @@ tools: ## Build the pinned tools and control plane into bin/ (minutes the first 
 ##@ Development
 
 .PHONY: generate
-generate: ## Regenerate deepcopy code, the CRDs in crds/ and each operator's RBAC.
+generate: generate-code bundle catalog ## Regenerate deepcopy code, the CRDs in crds/, each operator's RBAC, the OLM bundles and the catalog.
+
+.PHONY: generate-code
+generate-code: ## Regenerate deepcopy code, the CRDs in crds/ and each operator's RBAC.
 	scripts/build-tools.sh controller-gen
 	rm -f crds/*_*.yaml
 	for op in $(APIS); do \
@@ -43,16 +54,24 @@ generate: ## Regenerate deepcopy code, the CRDs in crds/ and each operator's RBA
 		controller-gen rbac:roleName=$$op-operator paths=./internal/... output:rbac:artifacts:config=config/rbac; \
 	done
 
+.PHONY: bundle
+bundle: ## Write the OLM bundles of the release in catalog/VERSION from crds/ and each operator's config/ (REGISTRY=... for another registry).
+	cd $(CATALOG_GEN) && GOWORK=off go run -tags $(CATALOG_TAGS) . -root $(ROOT) -registry $(REGISTRY) bundle
+
+.PHONY: catalog
+catalog: ## Render the file-based catalog catalog/index from catalog/template.yaml and the bundles.
+	cd $(CATALOG_GEN) && GOWORK=off go run -tags $(CATALOG_TAGS) . -root $(ROOT) -registry $(REGISTRY) catalog
+
 .PHONY: verify-generate
 verify-generate: generate ## Fail when generated files differ from what is committed.
-	@if [ -n "$$(git status --porcelain -- crds operators)" ]; then \
-		git status --short -- crds operators; git diff --stat -- crds operators; \
+	@if [ -n "$$(git status --porcelain -- crds operators catalog)" ]; then \
+		git status --short -- crds operators catalog; git diff --stat -- crds operators catalog; \
 		echo "generated files are stale: run 'make generate' and commit the result"; exit 1; \
 	fi
 
 .PHONY: fmt
 fmt: ## Format the Go code.
-	gofmt -w $(MODULES)
+	gofmt -w $(MODULES) $(CATALOG_GEN)
 
 # The operators' Job scripts are shellchecked by their own tests
 # (TestShellcheck), as the Jobs run them, common part included.
@@ -60,6 +79,7 @@ fmt: ## Format the Go code.
 lint: ## Lint the Go code of every module and the shell scripts.
 	scripts/build-tools.sh golangci-lint
 	for m in $(MODULES); do (cd $$m && golangci-lint run --config $(ROOT)/.golangci.yml ./...); done
+	cd $(CATALOG_GEN) && GOWORK=off golangci-lint run --config $(ROOT)/.golangci.yml --build-tags $(CATALOG_TAGS) ./...
 	@command -v shellcheck >/dev/null || { echo "shellcheck is missing: apt-get install shellcheck"; exit 1; }
 	shellcheck scripts/*.sh .ci/run
 
@@ -71,6 +91,7 @@ test: verify-generate lint test-unit test-integration test-e2e ## Everything CI 
 .PHONY: test-unit
 test-unit: ## Unit tests of every module (no cluster; the e2e module is test-e2e's).
 	for m in $(filter-out tests,$(MODULES)); do (cd $$m && go test -short ./...); done
+	cd $(CATALOG_GEN) && GOWORK=off go test -tags $(CATALOG_TAGS) ./...
 
 .PHONY: test-integration
 test-integration: ## envtest integration tests against the project-built kube-apiserver and etcd.
