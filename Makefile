@@ -58,6 +58,10 @@ generate-code: ## Regenerate deepcopy code, the CRDs in crds/ and each operator'
 bundle: ## Write the OLM bundles of the release in catalog/VERSION from crds/ and each operator's config/ (REGISTRY=... for another registry).
 	cd $(CATALOG_GEN) && GOWORK=off go run -tags $(CATALOG_TAGS) . -root $(ROOT) -registry $(REGISTRY) bundle
 
+.PHONY: images
+images: ## Build the operator, bundle and catalog images as docker archives in bin/images, without a daemon.
+	scripts/olm-images.sh build
+
 .PHONY: catalog
 catalog: ## Render the file-based catalog catalog/index from catalog/template.yaml and the bundles.
 	cd $(CATALOG_GEN) && GOWORK=off go run -tags $(CATALOG_TAGS) . -root $(ROOT) -registry $(REGISTRY) catalog
@@ -91,7 +95,7 @@ test: verify-generate lint test-unit test-integration test-e2e ## Everything CI 
 .PHONY: test-unit
 test-unit: ## Unit tests of every module (no cluster; the e2e module is test-e2e's).
 	for m in $(filter-out tests,$(MODULES)); do (cd $$m && go test -short ./...); done
-	cd $(CATALOG_GEN) && GOWORK=off go test -tags $(CATALOG_TAGS) ./...
+	cd $(CATALOG_GEN) && GOWORK=off go test -count=1 -tags $(CATALOG_TAGS) ./...
 
 .PHONY: test-integration
 test-integration: ## envtest integration tests against the project-built kube-apiserver and etcd.

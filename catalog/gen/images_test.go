@@ -1,0 +1,144 @@
+package main
+
+import (
+	"archive/tar"
+	"errors"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/google/go-containerregistry/pkg/name"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/mutate"
+	"github.com/google/go-containerregistry/pkg/v1/tarball"
+)
+
+// make images writes the operator, bundle and catalog images without a
+// daemon; each is what OLM and the real node need.
+func TestImages(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds every operator and opm: not in -short runs")
+	}
+	dir := t.TempDir()
+	cmd := exec.Command(filepath.Join(root, "scripts", "olm-images.sh"), "build")
+	cmd.Env = append(os.Environ(), "OLM_IMAGES_DIR="+dir)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("scripts/olm-images.sh build: %v\n%s", err, out)
+	}
+
+	for _, op := range []string{"database", "mysql-backup", "etcd-cluster", "gordon"} {
+		t.Run(op+"-operator", func(t *testing.T) {
+			img, cfg := openImage(t, filepath.Join(dir, op+"-operator.tar"), DefaultRegistry+"/"+op+"-operator:v"+currentRelease(t))
+			if !slices.Equal(cfg.Config.Entrypoint, []string{"/manager"}) || cfg.Config.User != "65532:65532" {
+				t.Errorf("entrypoint %v, user %q; want [/manager] as 65532:65532", cfg.Config.Entrypoint, cfg.Config.User)
+			}
+			files := imageFiles(t, img)
+			if _, ok := files["manager"]; !ok {
+				t.Errorf("no /manager in %v", keys(files))
+			}
+			for f := range files {
+				if strings.HasSuffix(f, "/sh") || f == "bin/sh" {
+					t.Errorf("the image has a shell: %s", f)
+				}
+			}
+		})
+	}
+	for _, b := range committedBundles(t) {
+		t.Run(b.Name(), func(t *testing.T) {
+			img, cfg := openImage(t, filepath.Join(dir, b.Package+"-bundle-"+b.Version.String()+".tar"), bundleImage(DefaultRegistry, b))
+			want := bundleLabels(b)
+			for k, v := range want {
+				if cfg.Config.Labels[k] != v {
+					t.Errorf("label %s=%q, want %q", k, cfg.Config.Labels[k], v)
+				}
+			}
+			files := imageFiles(t, img)
+			for _, f := range []string{"manifests/" + b.Package + ".clusterserviceversion.yaml", "metadata/annotations.yaml"} {
+				disk, err := os.ReadFile(filepath.Join(root, "catalog", b.Dir(), f))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if files[f] != string(disk) {
+					t.Errorf("%s in the image differs from catalog/%s/%s", f, b.Dir(), f)
+				}
+			}
+			if _, ok := files["bundle.Dockerfile"]; ok {
+				t.Error("the bundle image carries bundle.Dockerfile")
+			}
+		})
+	}
+	t.Run("catalog", func(t *testing.T) {
+		img, cfg := openImage(t, filepath.Join(dir, "catalog.tar"), DefaultRegistry+"/catalog:v"+currentRelease(t))
+		if !slices.Equal(cfg.Config.Entrypoint, []string{"/bin/opm"}) || cfg.Config.Labels["operators.operatorframework.io.index.configs.v1"] != "/configs" {
+			t.Errorf("entrypoint %v, labels %v", cfg.Config.Entrypoint, cfg.Config.Labels)
+		}
+		files := imageFiles(t, img)
+		for _, pkg := range []string{"database", "mysql-backup", "etcd-cluster", "gordon"} {
+			disk, err := os.ReadFile(filepath.Join(root, "catalog", "index", pkg, "catalog.yaml"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if files["configs/"+pkg+"/catalog.yaml"] != string(disk) {
+				t.Errorf("configs/%s/catalog.yaml in the image differs from catalog/index", pkg)
+			}
+		}
+	})
+}
+
+func openImage(t *testing.T, archive, tag string) (v1.Image, *v1.ConfigFile) {
+	t.Helper()
+	ref, err := name.NewTag(tag)
+	if err != nil {
+		t.Fatal(err)
+	}
+	img, err := tarball.ImageFromPath(archive, &ref)
+	if err != nil {
+		t.Fatalf("%s has no image %s: %v", archive, tag, err)
+	}
+	cfg, err := img.ConfigFile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return img, cfg
+}
+
+// imageFiles reads the image's flattened file system: regular files with
+// their content ("" past 1 MiB), directories and links with none.
+func imageFiles(t *testing.T, img v1.Image) map[string]string {
+	t.Helper()
+	rc := mutate.Extract(img)
+	defer func() { _ = rc.Close() }()
+	files := map[string]string{}
+	tr := tar.NewReader(rc)
+	for {
+		h, err := tr.Next()
+		if errors.Is(err, io.EOF) {
+			return files
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := strings.TrimPrefix(filepath.Clean(h.Name), "/")
+		files[p] = ""
+		if h.Typeflag == tar.TypeReg && h.Size < 1<<20 {
+			data, err := io.ReadAll(tr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			files[p] = string(data)
+		}
+	}
+}
+
+func keys(m map[string]string) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}

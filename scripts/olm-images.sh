@@ -1,0 +1,113 @@
+#!/usr/bin/env bash
+# Builds the images OLM installs the operators from, without a Docker daemon:
+# each operator's image (its static binary alone, run as the nonroot user
+# 65532, no shell), each bundle's image (catalog/bundles/<package>/<version>,
+# labelled as its metadata/annotations.yaml says) and the catalog image (opm,
+# built from the operator-registry module catalog/gen pins, serving
+# catalog/index). scripts/images/mkimage writes each as a docker archive, which
+# `ctr images import` and `docker load` read.
+#
+# Images are named in REGISTRY (ghcr.io/operator-workshops), as the bundles and
+# the catalog name them. An operator's image is tagged with every release of
+# its package the catalog lists: the older releases' tags are stand-ins built
+# from today's code, so that an upgrade can be tried here.
+#
+# usage: scripts/olm-images.sh build|import ADDRESS|list
+#   build        write the archives into $OLM_IMAGES_DIR (bin/images)
+#   import ADDR  build, then import them into the containerd at socket ADDR
+#   list         print each archive and its names
+set -euo pipefail
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+out=${OLM_IMAGES_DIR:-$root/bin/images}
+registry=${REGISTRY:-ghcr.io/operator-workshops}
+work=$out/.work
+nonroot=65532:65532
+
+say() { echo "olm-images.sh: $*" >&2; }
+die() { say "$*"; exit 1; }
+
+operators=(database mysql-backup etcd-cluster gordon)
+
+# bundles prints each bundle directory of the catalog, relative to catalog/.
+bundles() { (cd "$root/catalog" && find bundles -mindepth 2 -maxdepth 2 -type d | sort); }
+
+# releases PACKAGE prints the releases of PACKAGE the catalog holds.
+releases() {
+	local d v
+	for d in "$root"/catalog/bundles/"$1"/*/; do
+		v=$(basename "$d")
+		echo "${v%%-*}"
+	done | sort -u
+}
+
+mkimage() {
+	if [ ! -x "$work/mkimage" ]; then
+		(cd "$root/scripts/images" && GOWORK=off go build -trimpath -o "$work/mkimage" ./mkimage)
+	fi
+	"$work/mkimage" "$@"
+}
+
+build_operator() {
+	local op=$1 stage=$work/stage/$1-operator tags=() v start=$SECONDS
+	rm -rf "$stage"
+	mkdir -p "$stage"
+	(cd "$root" && GOWORK=$root/go.work CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "$stage/manager" "./operators/$op/cmd")
+	for v in $(releases "$op"); do tags+=(--tag "$registry/$op-operator:v$v"); done
+	[ ${#tags[@]} -gt 0 ] || die "the catalog has no bundle of $op"
+	mkimage --out "$out/$op-operator.tar" --layer "$stage" --entrypoint /manager --user "$nonroot" "${tags[@]}"
+	say "built $op-operator in $((SECONDS - start))s"
+}
+
+build_bundle() {
+	local dir=$1 pkg version stage labels=() key value
+	pkg=$(basename "$(dirname "$dir")")
+	version=$(basename "$dir")
+	stage=$work/stage/$pkg-bundle-$version
+	rm -rf "$stage"
+	mkdir -p "$stage"
+	cp -r "$root/catalog/$dir/manifests" "$root/catalog/$dir/metadata" "$stage/"
+	while read -r key value; do
+		labels+=(--label "${key%:}=$value")
+	done < <(sed -n 's/^  \(operators\.operatorframework\.io\.[^ ]*\) \(.*\)$/\1 \2/p' "$root/catalog/$dir/metadata/annotations.yaml")
+	[ ${#labels[@]} -ge 6 ] || die "catalog/$dir/metadata/annotations.yaml: found ${#labels[@]} bundle labels, want 6"
+	mkimage --out "$out/$pkg-bundle-$version.tar" --layer "$stage" "${labels[@]}" --tag "$registry/$pkg-bundle:v$version"
+}
+
+build_catalog() {
+	local stage=$work/stage/catalog version start=$SECONDS
+	version=$(cat "$root/catalog/VERSION")
+	rm -rf "$stage"
+	mkdir -p "$stage/bin" "$stage/tmp"
+	chmod 1777 "$stage/tmp"
+	(cd "$root/catalog/gen" && GOWORK=off CGO_ENABLED=0 go build -tags containers_image_openpgp -trimpath -ldflags "-s -w" \
+		-o "$stage/bin/opm" github.com/operator-framework/operator-registry/cmd/opm)
+	cp -r "$root/catalog/index" "$stage/configs"
+	mkimage --out "$out/catalog.tar" --layer "$stage" --user "$nonroot" \
+		--entrypoint /bin/opm --cmd serve --cmd /configs --cmd --cache-dir=/tmp/cache --expose 50051/tcp \
+		--label operators.operatorframework.io.index.configs.v1=/configs --tag "$registry/catalog:v$version"
+	say "built catalog in $((SECONDS - start))s"
+}
+
+build_all() {
+	local op dir
+	mkdir -p "$out" "$work"
+	for op in "${operators[@]}"; do build_operator "$op"; done
+	for dir in $(bundles); do build_bundle "$dir"; done
+	build_catalog
+}
+
+case ${1:-} in
+build) build_all ;;
+import)
+	[ -n "${2:-}" ] || die "usage: scripts/olm-images.sh import ADDRESS"
+	build_all
+	for f in "$out"/*.tar; do ctr --address "$2" -n k8s.io images import "$f" >/dev/null; done
+	say "imported $(find "$out" -maxdepth 1 -name '*.tar' | wc -l) images"
+	;;
+list) for f in "$out"/*.tar; do echo "$f"; done ;;
+*)
+	sed -n '/^# usage:/,/^set -euo/{/^set/d;s/^# \{0,1\}//;p}' "${BASH_SOURCE[0]}" >&2
+	exit 2
+	;;
+esac
