@@ -44,10 +44,14 @@ func (b bundle) Name() string { return b.Package + ".v" + b.Version.String() }
 func (b bundle) Dir() string { return filepath.Join("bundles", b.Package, b.Version.String()) }
 
 // Release is the version without its variant.
-func (b bundle) Release() string { return fmt.Sprintf("%d.%d.%d", b.Version.Major, b.Version.Minor, b.Version.Patch) }
+func (b bundle) Release() string {
+	return fmt.Sprintf("%d.%d.%d", b.Version.Major, b.Version.Minor, b.Version.Patch)
+}
 
 // ClusterWide reports the etcd operator's cluster-wide variant.
-func (b bundle) ClusterWide() bool { return slices.Contains(b.Version.Pre, semver.PRVersion{VersionStr: "clusterwide"}) }
+func (b bundle) ClusterWide() bool {
+	return slices.Contains(b.Version.Pre, semver.PRVersion{VersionStr: "clusterwide"})
+}
 
 // operatorImage is the image of the operator a bundle runs.
 func operatorImage(registry string, b bundle) string {
@@ -73,7 +77,9 @@ type sources struct {
 	root string // the repository
 }
 
-func (s sources) path(parts ...string) string { return filepath.Join(append([]string{s.root}, parts...)...) }
+func (s sources) path(parts ...string) string {
+	return filepath.Join(append([]string{s.root}, parts...)...)
+}
 
 // readYAML decodes into out the object of the given kind in a YAML file that
 // may hold several.

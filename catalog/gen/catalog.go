@@ -165,13 +165,3 @@ func (noRegistry) Destroy() error { return nil }
 // generated reports whether bundle b is built from the tree: its release is
 // the current one. Older bundles are released and stay as they are.
 func generated(b bundle, current string) bool { return b.Release() == current }
-
-// sortBundles orders bundles by package, then version.
-func sortBundles(bs []bundle) {
-	slices.SortFunc(bs, func(a, b bundle) int {
-		if c := strings.Compare(a.Package, b.Package); c != 0 {
-			return c
-		}
-		return a.Version.Compare(b.Version)
-	})
-}

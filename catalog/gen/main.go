@@ -37,7 +37,7 @@ func run(ctx context.Context, args []string) error {
 	registry := fs.String("registry", DefaultRegistry, "The registry of the operator and bundle images.")
 	release := fs.String("version", "", "The release the tree builds; default: catalog/VERSION.")
 	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "usage: gen [flags] bundle|catalog")
+		_, _ = fmt.Fprintln(fs.Output(), "usage: gen [flags] bundle|catalog")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
