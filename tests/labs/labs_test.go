@@ -1,7 +1,10 @@
 // Package labs runs the labs in labs/*.md as a learner would: every ```sh
 // block in order, each on a local cluster of its own with a kubeconfig of its
 // own. A block whose first line is "# in a second terminal" is started in the
-// background and stopped with Ctrl-C (SIGINT) when the lab ends.
+// background and stopped with Ctrl-C (SIGINT) when the lab ends. A lab that
+// holds the line "<!-- needs: real node -->" gets the local cluster's real
+// node, as $E2E_REAL_NODE says (auto by default: the lab is skipped, saying
+// why, on a machine that cannot run containers; required: it fails there).
 package labs
 
 import (
@@ -10,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -18,7 +22,10 @@ import (
 	"github.com/operator-workshops/workshop/tests/internal/cluster"
 )
 
-const secondTerminal = "# in a second terminal"
+const (
+	secondTerminal = "# in a second terminal"
+	needsRealNode  = "<!-- needs: real node -->"
+)
 
 // blocks returns the shell blocks of a Markdown file, in order.
 func blocks(t *testing.T, path string) []string {
@@ -78,6 +85,18 @@ func runLab(t *testing.T, root, lab string) {
 	name := "lab-" + strings.TrimSuffix(filepath.Base(lab), ".md")
 	env := append(cluster.Env(root, filepath.Join(t.TempDir(), "kubeconfig"), filepath.Join(t.TempDir(), "kubectl-cache")),
 		"CLUSTER_NAME="+name)
+	text, err := os.ReadFile(lab)
+	if err != nil {
+		t.Fatal(err)
+	}
+	realNode := strings.Contains(string(text), needsRealNode)
+	if realNode {
+		mode := os.Getenv("E2E_REAL_NODE")
+		if mode == "" {
+			mode = "auto"
+		}
+		env = append(env, "CLUSTER_REAL_NODE="+mode) // the last one counts
+	}
 	command := func(ctx context.Context, script string) *exec.Cmd {
 		// -e: a failing command fails the block; no pipefail, so that
 		// `cmd | grep` is judged by what grep finds, as a reader reads it.
@@ -104,6 +123,21 @@ func runLab(t *testing.T, root, lab string) {
 		t.Logf("block %d (%s):\n%s%s", i+1, time.Since(start).Round(time.Millisecond), block, out)
 		if err != nil {
 			t.Fatalf("block %d of %s failed: %v", i+1, filepath.Base(lab), err)
+		}
+		if realNode && i == 0 {
+			// The first block starts the cluster: has it the real node?
+			nodes, err := command(context.Background(),
+				`kubectl get nodes -o jsonpath='{range .items[*]}{.metadata.name}={.metadata.annotations.kwok\.x-k8s\.io/node}{"\n"}{end}'`).Output()
+			if err != nil {
+				t.Fatal(err)
+			}
+			hasReal := slices.ContainsFunc(strings.Fields(string(nodes)), func(line string) bool {
+				_, kind, _ := strings.Cut(line, "=")
+				return kind != "fake"
+			})
+			if !hasReal {
+				t.Skip("needs a real node, and the cluster has fake nodes only: this machine cannot run containers (scripts/cluster.sh up says why; E2E_REAL_NODE=required makes this a failure)")
+			}
 		}
 	}
 }
