@@ -20,6 +20,8 @@ APIS := $(patsubst operators/%/api,%,$(wildcard operators/*/api))
 # operator-registry's image libraries need without gpgme.
 CATALOG_GEN := catalog/gen
 CATALOG_TAGS := containers_image_openpgp
+# Lab 8's operator, also outside go.work (kustomize's dependencies).
+LAB_MODULES := labs/kustomize
 # The registry the bundles and the catalog name images in.
 REGISTRY ?= ghcr.io/operator-workshops
 
@@ -75,7 +77,7 @@ verify-generate: generate ## Fail when generated files differ from what is commi
 
 .PHONY: fmt
 fmt: ## Format the Go code.
-	gofmt -w $(MODULES) $(CATALOG_GEN)
+	gofmt -w $(MODULES) $(CATALOG_GEN) $(LAB_MODULES)
 
 # The operators' Job scripts are shellchecked by their own tests
 # (TestShellcheck), as the Jobs run them, common part included.
@@ -84,6 +86,7 @@ lint: ## Lint the Go code of every module and the shell scripts.
 	scripts/build-tools.sh golangci-lint
 	for m in $(MODULES); do (cd $$m && golangci-lint run --config $(ROOT)/.golangci.yml ./...); done
 	cd $(CATALOG_GEN) && GOWORK=off golangci-lint run --config $(ROOT)/.golangci.yml --build-tags $(CATALOG_TAGS) ./...
+	for m in $(LAB_MODULES); do (cd $$m && GOWORK=off golangci-lint run --config $(ROOT)/.golangci.yml ./...); done
 	@command -v shellcheck >/dev/null || { echo "shellcheck is missing: apt-get install shellcheck"; exit 1; }
 	shellcheck scripts/*.sh .ci/run
 
@@ -96,6 +99,7 @@ test: verify-generate lint test-unit test-integration test-e2e ## Everything CI 
 test-unit: ## Unit tests of every module (no cluster; the e2e module is test-e2e's).
 	for m in $(filter-out tests,$(MODULES)); do (cd $$m && go test -short ./...); done
 	cd $(CATALOG_GEN) && GOWORK=off go test -count=1 -tags $(CATALOG_TAGS) ./...
+	for m in $(LAB_MODULES); do (cd $$m && GOWORK=off go test ./...); done
 
 .PHONY: test-integration
 test-integration: ## envtest integration tests against the project-built kube-apiserver and etcd.
