@@ -81,30 +81,53 @@ func (s sources) path(parts ...string) string {
 	return filepath.Join(append([]string{s.root}, parts...)...)
 }
 
-// readYAML decodes into out the object of the given kind in a YAML file that
-// may hold several.
-func readYAML(path, kind string, out any) error {
+// documents reads the objects of a YAML file that may hold several,
+// leaving out empty documents.
+func documents(path string) ([]json.RawMessage, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	dec := yaml.NewYAMLOrJSONDecoder(bytes.NewReader(data), 4096)
+	var docs []json.RawMessage
 	for {
 		var raw json.RawMessage
 		if err := dec.Decode(&raw); err != nil {
 			if errors.Is(err, io.EOF) {
-				return fmt.Errorf("%s holds no %s", path, kind)
+				return docs, nil
 			}
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		if len(raw) > 0 && string(raw) != "null" {
+			docs = append(docs, raw)
+		}
+	}
+}
+
+// kindOf is a document's kind.
+func kindOf(raw json.RawMessage) (string, error) {
+	var meta struct{ Kind string }
+	err := json.Unmarshal(raw, &meta)
+	return meta.Kind, err
+}
+
+// readYAML decodes into out the object of the given kind in a YAML file that
+// may hold several.
+func readYAML(path, kind string, out any) error {
+	docs, err := documents(path)
+	if err != nil {
+		return err
+	}
+	for _, raw := range docs {
+		k, err := kindOf(raw)
+		if err != nil {
 			return fmt.Errorf("%s: %w", path, err)
 		}
-		var meta struct{ Kind string }
-		if err := json.Unmarshal(raw, &meta); err != nil {
-			return fmt.Errorf("%s: %w", path, err)
-		}
-		if meta.Kind == kind {
+		if k == kind {
 			return json.Unmarshal(raw, out)
 		}
 	}
+	return fmt.Errorf("%s holds no %s", path, kind)
 }
 
 // csv builds bundle b's ClusterServiceVersion from the package's base and the
@@ -231,25 +254,20 @@ func (s sources) examples(pkg string) (string, error) {
 		return "", err
 	}
 	slices.Sort(files)
-	var out []map[string]any
+	var out []json.RawMessage
 	for _, f := range files {
-		data, err := os.ReadFile(f)
+		docs, err := documents(f)
 		if err != nil {
 			return "", err
 		}
-		dec := yaml.NewYAMLOrJSONDecoder(bytes.NewReader(data), 4096)
-		for {
-			var obj map[string]any
-			if err := dec.Decode(&obj); err != nil {
-				if errors.Is(err, io.EOF) {
-					break
-				}
+		for _, raw := range docs {
+			kind, err := kindOf(raw)
+			if err != nil {
 				return "", fmt.Errorf("%s: %w", f, err)
 			}
-			if obj == nil || obj["kind"] == "Secret" {
-				continue
+			if kind != "Secret" {
+				out = append(out, raw)
 			}
-			out = append(out, obj)
 		}
 	}
 	if len(out) == 0 {

@@ -129,8 +129,9 @@ func readCSV(t *testing.T, b bundle) *v1alpha1.ClusterServiceVersion {
 // targets and holds its lease in its own namespace.
 func TestCSVRunsTheOperatorWithItsGeneratedRules(t *testing.T) {
 	src := sources{root: root}
+	release := currentRelease(t)
 	for _, b := range committedBundles(t) {
-		if !generated(b, currentRelease(t)) {
+		if !generated(b, release) {
 			continue
 		}
 		t.Run(b.Name(), func(t *testing.T) {
@@ -236,18 +237,20 @@ func TestReleasedBundlesAreNotRegenerated(t *testing.T) {
 	if err := run(context.Background(), []string{"-root", dir, "bundle"}); err != nil {
 		t.Fatal(err)
 	}
-	for _, b := range committedBundles(t) {
+	release := currentRelease(t)
+	bundles := committedBundles(t)
+	for _, b := range bundles {
 		_, err := os.Stat(filepath.Join(dir, "catalog", b.Dir()))
-		if generated(b, currentRelease(t)) && err != nil {
+		if generated(b, release) && err != nil {
 			t.Errorf("%s was not generated: %v", b.Name(), err)
 		}
-		if !generated(b, currentRelease(t)) && err == nil {
+		if !generated(b, release) && err == nil {
 			t.Errorf("released bundle %s was written", b.Name())
 		}
 	}
 	// What the generator writes is what is committed.
-	for _, b := range committedBundles(t) {
-		if !generated(b, currentRelease(t)) {
+	for _, b := range bundles {
+		if !generated(b, release) {
 			continue
 		}
 		want := readCSV(t, b)
