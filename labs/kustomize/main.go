@@ -40,14 +40,16 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	sigsyaml "sigs.k8s.io/yaml"
 
+	"github.com/operator-workshops/workshop/operators/common/apply"
 	"github.com/operator-workshops/workshop/operators/common/manager"
 )
 
 // SampleGVK is the training's resource.
 var SampleGVK = schema.GroupVersionKind{Group: "nuvolaris.org", Version: "v1", Kind: "Sample"}
 
-// fieldOwner names this operator in the objects' managed fields.
-const fieldOwner = "sample-operator"
+// fieldOwner names this operator in the objects' managed fields; its Apply
+// is the server-side apply every operator of the repository uses.
+const fieldOwner apply.FieldOwner = "sample-operator"
 
 func main() {
 	if len(os.Args) == 4 && os.Args[1] == "render" {
@@ -123,12 +125,13 @@ func (r *SampleReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 	ready := int64(0)
 	for _, o := range objs {
 		o.SetNamespace(s.GetNamespace())
-		if msg, err := r.apply(ctx, s, o); err != nil || msg != "" {
-			if msg != "" {
-				return ctrl.Result{}, r.setStatus(ctx, s, 0, msg)
-			}
+		conflict, err := r.apply(ctx, s, o)
+		if err != nil {
 			_ = r.setStatus(ctx, s, 0, err.Error())
 			return ctrl.Result{}, err
+		}
+		if conflict != "" {
+			return ctrl.Result{}, r.setStatus(ctx, s, 0, conflict)
 		}
 		if o.GetKind() == "Deployment" {
 			var d appsv1.Deployment
@@ -162,7 +165,7 @@ func (r *SampleReconciler) apply(ctx context.Context, s, o *unstructured.Unstruc
 		APIVersion: SampleGVK.GroupVersion().String(), Kind: SampleGVK.Kind,
 		Name: s.GetName(), UID: s.GetUID(), Controller: &yes, BlockOwnerDeletion: &yes,
 	}})
-	return "", r.Apply(ctx, client.ApplyConfigurationFromUnstructured(o), client.FieldOwner(fieldOwner), client.ForceOwnership)
+	return "", fieldOwner.Apply(ctx, r.Client, client.ApplyConfigurationFromUnstructured(o))
 }
 
 // setStatus writes the Sample's status when it changed.

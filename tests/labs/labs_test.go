@@ -13,7 +13,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -126,16 +125,12 @@ func runLab(t *testing.T, root, lab string) {
 		}
 		if realNode && i == 0 {
 			// The first block starts the cluster: has it the real node?
-			nodes, err := command(context.Background(),
-				`kubectl get nodes -o jsonpath='{range .items[*]}{.metadata.name}={.metadata.annotations.kwok\.x-k8s\.io/node}{"\n"}{end}'`).Output()
+			// (NodeKinds holds no single quote.)
+			nodes, err := command(context.Background(), "kubectl get nodes -o '"+cluster.NodeKinds+"'").Output()
 			if err != nil {
 				t.Fatal(err)
 			}
-			hasReal := slices.ContainsFunc(strings.Fields(string(nodes)), func(line string) bool {
-				_, kind, _ := strings.Cut(line, "=")
-				return kind != "fake"
-			})
-			if !hasReal {
+			if !cluster.HasRealNode(string(nodes)) {
 				t.Skip("needs a real node, and the cluster has fake nodes only: this machine cannot run containers (scripts/cluster.sh up says why; E2E_REAL_NODE=required makes this a failure)")
 			}
 		}

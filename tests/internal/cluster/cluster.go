@@ -105,17 +105,29 @@ func (s *Suite) RealContainers(ctx context.Context) (bool, string) {
 	if s.Provider == Kind {
 		return true, ""
 	}
-	out, err := s.Run(ctx, "kubectl", "get", "nodes", "-o",
-		`jsonpath={range .items[*]}{.metadata.name}={.metadata.annotations.kwok\.x-k8s\.io/node}{"\n"}{end}`)
+	out, err := s.Run(ctx, "kubectl", "get", "nodes", "-o", NodeKinds)
 	if err != nil {
 		return false, err.Error()
 	}
-	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
-		if name, kind, _ := strings.Cut(line, "="); name != "" && kind != "fake" {
-			return true, ""
-		}
+	if HasRealNode(out) {
+		return true, ""
 	}
 	return false, "the cluster has fake nodes only: this machine cannot run containers (scripts/cluster.sh up says why; .ci/run installs what it needs)"
+}
+
+// NodeKinds is the output format for `kubectl get nodes -o` that HasRealNode
+// reads: a line per node, its name, "=", and "fake" for kwok's fake nodes.
+const NodeKinds = `jsonpath={range .items[*]}{.metadata.name}={.metadata.annotations.kwok\.x-k8s\.io/node}{"\n"}{end}`
+
+// HasRealNode reports whether `kubectl get nodes -o NodeKinds` printed a node
+// that is not one of kwok's fake ones.
+func HasRealNode(nodeKinds string) bool {
+	for _, line := range strings.Split(strings.TrimSpace(nodeKinds), "\n") {
+		if name, kind, _ := strings.Cut(line, "="); name != "" && kind != "fake" {
+			return true
+		}
+	}
+	return false
 }
 
 // Kubeconfig returns the kubeconfig file the suite's cluster is reached with.
