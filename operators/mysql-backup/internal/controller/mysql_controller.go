@@ -6,6 +6,7 @@ package controller
 import (
 	"context"
 	"strings"
+	"sync"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -36,6 +37,11 @@ type MySQLReconciler struct {
 	// before it counts as failed: a backup stuck on a volume that never
 	// binds must not hold a deletion without saying so.
 	JobDeadline time.Duration
+	// restoresRecorded holds the UIDs of the restore Jobs whose outcome an
+	// Event has told: the pass after the one that saw the Job done may read
+	// the MySQL from a cache that has not seen that pass's status yet, and
+	// would tell it again (an Event is an API write).
+	restoresRecorded sync.Map
 }
 
 // DefaultJobDeadline is JobDeadline unless the operator's flag says otherwise.

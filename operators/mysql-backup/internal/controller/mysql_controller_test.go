@@ -330,6 +330,10 @@ func TestHomeworkLifecycle(t *testing.T) {
 	if got.Status.Message != "mysql-instance created with restore-job" || got.Status.RestoredFrom != "otus-database-20261121T120000Z.sql.gz" {
 		t.Errorf("message %q, restoredFrom %q", got.Status.Message, got.Status.RestoredFrom)
 	}
+	// One restore, one Event (lab 5 once showed "Restored (x2)").
+	if n := eventsOf(t, got, "Restored"); n != 1 {
+		t.Errorf("%d Restored events for one restore, want 1", n)
+	}
 	if err := suite.Client.Delete(ctx, again); err != nil {
 		t.Fatal(err)
 	}
@@ -709,6 +713,31 @@ func TestRestartResumesWithTheSameJobs(t *testing.T) {
 	finishJob(t, m, backup.Name, true, "backed-up otus-database-20261121T130500Z.sql.gz")
 	waitGone(t, m)
 	assertSameJob(t, backup)
+}
+
+// eventsOf counts the Events of reason about obj, a repeated Event as many
+// times as it happened.
+func eventsOf(t *testing.T, obj client.Object, reason string) int {
+	t.Helper()
+	var events corev1.EventList
+	if err := suite.Client.List(ctx, &events, client.InNamespace(obj.GetNamespace())); err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, e := range events.Items {
+		if e.Reason != reason || e.InvolvedObject.UID != obj.GetUID() {
+			continue
+		}
+		switch {
+		case e.Series != nil:
+			n += int(e.Series.Count)
+		case e.Count > 1:
+			n += int(e.Count)
+		default:
+			n++
+		}
+	}
+	return n
 }
 
 // assertSameJob fails unless the Job named like j is still j, not a new one.

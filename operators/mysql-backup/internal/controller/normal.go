@@ -312,7 +312,9 @@ func (r *MySQLReconciler) reconcileRestore(ctx context.Context, m *mysqlv1.MySQL
 		m.Status.Message = fmt.Sprintf("%s created with restore-job", m.Name)
 	}
 	recordSpace(m, res)
-	r.Recorder.Eventf(m, j, corev1.EventTypeNormal, "Restored", "RestoreJobDone", "%s", m.Status.Message)
+	if _, told := r.restoresRecorded.LoadOrStore(j.UID, true); !told {
+		r.Recorder.Eventf(m, j, corev1.EventTypeNormal, "Restored", "RestoreJobDone", "%s", m.Status.Message)
+	}
 	return nil
 }
 
