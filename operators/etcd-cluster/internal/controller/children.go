@@ -181,6 +181,8 @@ func podFor(c *etcdv1.EtcdCluster, addr Addressing, name string, how start, owne
 			}}},
 			SecurityContext:               podsecurity.Pod(ptr.To[int64](memberUID)),
 			TerminationGracePeriodSeconds: ptr.To[int64](30),
+			// A member never talks to the API server: no token to steal.
+			AutomountServiceAccountToken: ptr.To(false),
 		},
 	}
 	if p := c.Spec.Pod; p != nil {

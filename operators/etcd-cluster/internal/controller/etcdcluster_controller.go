@@ -53,6 +53,16 @@ const (
 	requeueSteady = 30 * time.Second
 )
 
+// after comes back to the cluster after d, unless err: then err alone, which
+// controller-runtime retries with its backoff (it ignores RequeueAfter
+// beside an error).
+func after(d time.Duration, err error) (ctrl.Result, error) {
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	return ctrl.Result{RequeueAfter: d}, nil
+}
+
 // EtcdClusterReconciler reconciles EtcdClusters.
 type EtcdClusterReconciler struct {
 	client.Client
@@ -79,7 +89,9 @@ type EtcdClusterReconciler struct {
 // +kubebuilder:rbac:groups=etcd.database.coreos.com,resources=etcdclusters/finalizers,verbs=update
 // +kubebuilder:rbac:groups="",resources=pods;persistentvolumeclaims,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups="",resources=services,verbs=get;list;watch;create;update;patch;delete
-// +kubebuilder:rbac:groups="",resources=pods/portforward,verbs=create
+// No pods/portforward here: only an operator run outside the cluster uses it
+// (--member-access=port-forward), with its user's kubeconfig, never with the
+// in-cluster role generated from these markers (issue #11, least privilege).
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 // +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=get;list;watch;create;update;patch;delete
 
@@ -101,6 +113,12 @@ func (r *EtcdClusterReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 	defer func() {
 		err = status.Finish(ctx, r.Client, before, c, err)
 	}()
+	// Once per spec change: the generation observed so far is the previous one.
+	if c.Spec.Size%2 == 0 && c.Generation != c.Status.ObservedGeneration {
+		r.Recorder.Eventf(c, nil, corev1.EventTypeWarning, "EvenSize", "Validate",
+			"size %d tolerates %d failed member(s), no more than size %d: odd sizes are advised",
+			c.Spec.Size, membership.Tolerates(c.Spec.Size), c.Spec.Size-1)
+	}
 	c.Status.ObservedGeneration = c.Generation
 	c.Status.ServiceName = clientServiceName(c.Name)
 	c.Status.ClientPort = clientPort

@@ -458,6 +458,44 @@ func TestMemberWithLostVolumeIsReplaced(t *testing.T) {
 	expectKey(t, c)
 }
 
+// An even size is allowed, with a Warning when it is asked for: one per
+// spec change, not one per pass.
+func TestEvenSizeIsWarned(t *testing.T) {
+	ns := suite.Namespace(t, nil)
+	c := workshopCluster(ns)
+	c.Spec.Size = 4
+	create(t, c)
+	warnings := func(ctx context.Context) (int, error) {
+		var events corev1.EventList
+		if err := suite.Client.List(ctx, &events, client.InNamespace(ns)); err != nil {
+			return 0, err
+		}
+		n := 0
+		for _, e := range events.Items {
+			if e.Reason == "EvenSize" && e.Type == corev1.EventTypeWarning {
+				n++
+			}
+		}
+		return n, nil
+	}
+	// By the time the four first members exist, the cluster has been
+	// reconciled several times.
+	testenv.Eventually(t, "four member pods and the EvenSize warning", func(ctx context.Context) error {
+		pods, _ := children(ctx, t, c)
+		n, err := warnings(ctx)
+		if err != nil {
+			return err
+		}
+		if len(pods) != 4 || n == 0 {
+			return fmt.Errorf("pods %v, %d EvenSize warnings", pods, n)
+		}
+		return nil
+	})
+	if n, err := warnings(context.Background()); err != nil || n != 1 {
+		t.Errorf("%d EvenSize warnings (%v), want 1 for one spec", n, err)
+	}
+}
+
 func TestBootstrapWithoutNodesAndScope(t *testing.T) {
 	ns := suite.Namespace(t, nil)
 	c := workshopCluster(ns)

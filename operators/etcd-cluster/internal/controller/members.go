@@ -90,12 +90,6 @@ func (r *EtcdClusterReconciler) reconcileMembers(ctx context.Context, c *etcdv1.
 		invalid(c, err)
 		return ctrl.Result{}, nil
 	}
-	if c.Spec.Size%2 == 0 && c.Generation != c.Status.ObservedGeneration {
-		r.Recorder.Eventf(c, nil, corev1.EventTypeWarning, "EvenSize", "Validate",
-			"size %d tolerates %d failed member(s), no more than size %d: odd sizes are advised",
-			c.Spec.Size, membership.Tolerates(c.Spec.Size), c.Spec.Size-1)
-	}
-	c.Status.ObservedGeneration = c.Generation
 
 	if len(obs.pods) == 0 && len(obs.volumes) == 0 {
 		if everAvailable(c) {
@@ -117,13 +111,12 @@ func (r *EtcdClusterReconciler) reconcileMembers(ctx context.Context, c *etcdv1.
 		unreachable(c, obs, err)
 		if !everAvailable(c) {
 			// The first members are still starting: see that they all exist.
-			res, berr := r.bootstrap(ctx, c, obs)
-			res.RequeueAfter = requeueUnreachable
-			return res, berr
+			_, err := r.bootstrap(ctx, c, obs)
+			return after(requeueUnreachable, err)
 		}
 		// Members whose pods were deleted come back on their volumes; with
 		// no member answering, that is the only way back.
-		return ctrl.Result{RequeueAfter: requeueUnreachable}, r.restorePods(ctx, c, obs, obs.names(c.Name), nil)
+		return after(requeueUnreachable, r.restorePods(ctx, c, obs, obs.names(c.Name), nil))
 	}
 
 	markFailed(members, obs)
@@ -131,12 +124,13 @@ func (r *EtcdClusterReconciler) reconcileMembers(ctx context.Context, c *etcdv1.
 		return ctrl.Result{}, err
 	}
 	step := membership.Next(c.Spec.Size, members, opts)
+	wasBlocked := blockedBy(c)
 	report(c, members, obs, step)
 	log.V(1).Info("planned", "step", step.String())
 
 	if membership.Availability(members).Available() {
 		if deleted, err := r.deleteOrphans(ctx, c, members, obs); err != nil || deleted {
-			return ctrl.Result{RequeueAfter: requeueSoon}, err
+			return after(requeueSoon, err)
 		}
 	}
 	var restore []string
@@ -156,7 +150,11 @@ func (r *EtcdClusterReconciler) reconcileMembers(ctx context.Context, c *etcdv1.
 	case membership.Wait:
 		return ctrl.Result{RequeueAfter: requeueSoon}, nil
 	case membership.Blocked:
-		r.Recorder.Eventf(c, nil, corev1.EventTypeWarning, string(step.Cause), "Plan", "%s", step.Reason)
+		// A person is needed: say so once per cause, not on every pass
+		// (the status says it all along).
+		if wasBlocked != step.Cause {
+			r.Recorder.Eventf(c, nil, corev1.EventTypeWarning, string(step.Cause), "Plan", "%s", step.Reason)
+		}
 		return ctrl.Result{RequeueAfter: requeueUnreachable}, nil
 	case membership.Start:
 		return r.start(ctx, c, obs, step)
@@ -393,7 +391,7 @@ func (r *EtcdClusterReconciler) start(ctx context.Context, c *etcdv1.EtcdCluster
 		default:
 			r.Recorder.Eventf(c, nil, corev1.EventTypeNormal, "Cleanup", "DeleteVolume",
 				"the volume of %s holds the data of removed member %s: deleted before %s (%s) starts", name, got, name, memberID(id))
-			return ctrl.Result{RequeueAfter: requeueSoon}, r.deleteMember(ctx, obs, name)
+			return after(requeueSoon, r.deleteMember(ctx, obs, name))
 		}
 	}
 	did, err := r.ensureMember(ctx, c, obs, name, id, start{initialCluster: step.InitialCluster, existing: true})
@@ -437,7 +435,7 @@ func (r *EtcdClusterReconciler) roll(ctx context.Context, c *etcdv1.EtcdCluster,
 			if err == nil && !res.Retry {
 				r.Recorder.Eventf(c, nil, corev1.EventTypeNormal, "MoveLeader", "MoveLeader", "%s: %s restarts for the upgrade", res.Detail, victim)
 			}
-			return ctrl.Result{RequeueAfter: requeueSoon}, err
+			return after(requeueSoon, err)
 		}
 	}
 	if err := r.Delete(ctx, obs.pods[victim]); client.IgnoreNotFound(err) != nil {

@@ -107,6 +107,17 @@ func unreachable(c *etcdv1.EtcdCluster, obs observed, err error) {
 		"no member answers; pods of members whose volume is kept are recreated: %v", err)
 }
 
+// blockedBy returns the cause of the Blocked step c's status reports (report
+// writes it as Progressing False with the cause as reason), or "" when the
+// status reports none.
+func blockedBy(c *etcdv1.EtcdCluster) membership.Cause {
+	p := meta.FindStatusCondition(c.Status.Conditions, conditions.Progressing)
+	if p == nil || p.Status != metav1.ConditionFalse || p.Reason == ReasonReconciled {
+		return ""
+	}
+	return membership.Cause(p.Reason)
+}
+
 // report writes what etcd said and what the operator does next.
 func report(c *etcdv1.EtcdCluster, members []membership.Member, obs observed, step membership.Step) {
 	c.Status.Size = len(members)

@@ -1,0 +1,38 @@
+package controller
+
+import (
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	etcdv1 "github.com/operator-workshops/workshop/operators/etcd-cluster/api/v1beta2"
+	"github.com/operator-workshops/workshop/operators/etcd-cluster/internal/membership"
+)
+
+func TestMemberPodMountsNoToken(t *testing.T) {
+	c := &etcdv1.EtcdCluster{ObjectMeta: metav1.ObjectMeta{Name: "example", Namespace: "etc"}}
+	pod := podFor(c, HeadlessService(c), "example-0", start{initialCluster: "example-0=http://example-0.example.etc.svc:2380"}, metav1.OwnerReference{})
+	if a := pod.Spec.AutomountServiceAccountToken; a == nil || *a {
+		t.Error("a member pod mounts a ServiceAccount token it never uses: automountServiceAccountToken is not false")
+	}
+	if sc := pod.Spec.SecurityContext; sc == nil || sc.RunAsNonRoot == nil || !*sc.RunAsNonRoot {
+		t.Errorf("a member pod may run as root: %+v", sc)
+	}
+}
+
+// The Blocked warning is recorded when the cause changes: blockedBy reads
+// back the cause report wrote, and nothing once the block is gone.
+func TestBlockedByReadsWhatReportWrote(t *testing.T) {
+	c := &etcdv1.EtcdCluster{ObjectMeta: metav1.ObjectMeta{Name: "example", Namespace: "etc"}}
+	if got := blockedBy(c); got != "" {
+		t.Errorf("a new cluster is blocked by %q", got)
+	}
+	report(c, nil, observed{}, membership.Step{Action: membership.Blocked, Cause: membership.QuorumLost, Reason: "2 of 3 members down"})
+	if got := blockedBy(c); got != membership.QuorumLost {
+		t.Errorf("after a Blocked step: blocked by %q, want %q", got, membership.QuorumLost)
+	}
+	report(c, nil, observed{}, membership.Step{Action: membership.None, Reason: "nothing to do"})
+	if got := blockedBy(c); got != "" {
+		t.Errorf("after the block is gone: blocked by %q", got)
+	}
+}
