@@ -31,7 +31,9 @@ const WatchNamespaceEnv = "WATCH_NAMESPACE"
 // Operator describes one operator binary.
 type Operator struct {
 	// Name is the operator's short name ("database"). It names the leader
-	// election lease, the event source and the server-side apply field owner.
+	// election lease, the flag set and the operator in the logs (each
+	// operator names its field owner and event source itself:
+	// controller.FieldOwner).
 	Name string
 	// AddToScheme registers the operator's API types.
 	AddToScheme []func(*runtime.Scheme) error

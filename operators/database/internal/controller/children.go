@@ -55,6 +55,8 @@ func podFor(db *dbv1.Database, image string, password *dbv1.SecretKeyRef, owner 
 	}
 	spec := corev1ac.PodSpec().
 		WithContainers(container).
+		// A database never talks to the API server: no token to steal.
+		WithAutomountServiceAccountToken(false).
 		WithVolumes(corev1ac.Volume().WithName("data").WithEmptyDir(corev1ac.EmptyDirVolumeSource())).
 		WithSecurityContext(podsecurity.PodApply(e.uid))
 

@@ -61,6 +61,9 @@ func TestPodFor(t *testing.T) {
 					t.Errorf("password must come from Secret %s, got %+v", secret.Name, e)
 				}
 			}
+			if a := pod.Spec.AutomountServiceAccountToken; a == nil || *a {
+				t.Error("the database pod mounts a ServiceAccount token it never uses: automountServiceAccountToken is not false")
+			}
 			// The restricted Pod Security Standard.
 			sc := pod.Spec.SecurityContext
 			if !*sc.RunAsNonRoot || *sc.SeccompProfile.Type != corev1.SeccompProfileTypeRuntimeDefault {

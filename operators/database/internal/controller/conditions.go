@@ -6,7 +6,6 @@ const (
 	ReasonPodPending      = "PodPending"
 	ReasonPodNotReady     = "PodNotReady"
 	ReasonPodTerminating  = "PodTerminating"
-	ReasonPodFailed       = "PodFailed"
 	ReasonPortPending     = "NodePortPending"
 	ReasonNameConflict    = "NameConflict"
 	ReasonSecretNotFound  = "SecretNotFound"

@@ -62,9 +62,9 @@ func (r *GordonReconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ c
 	if !r.Expectations.Satisfied(req.NamespacedName) {
 		// The cache has not yet seen the pods the last reconcile created or
 		// deleted; counting now would create or delete them twice. Their
-		// events bring the Gordon back.
+		// events bring the Gordon back; should one be lost, the TTL does.
 		ctrl.LoggerFrom(ctx).V(1).Info("waiting for the cache to see earlier pod changes")
-		return ctrl.Result{}, nil
+		return ctrl.Result{RequeueAfter: expectations.TTL}, nil
 	}
 	before := g.DeepCopy()
 	defer func() {

@@ -3,6 +3,7 @@ package controller
 import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 
 	"github.com/operator-workshops/workshop/operators/common/labels"
 	"github.com/operator-workshops/workshop/operators/common/podsecurity"
@@ -32,6 +33,8 @@ func podFor(g *gordonv1.Gordon) *corev1.Pod {
 			// the pod cannot promise runAsNonRoot; the rest of the
 			// restricted profile applies.
 			SecurityContext: podsecurity.Pod(nil),
+			// A gordon pod never talks to the API server: no token to steal.
+			AutomountServiceAccountToken: ptr.To(false),
 		},
 	}
 }
