@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -24,6 +25,10 @@ type reader struct {
 	root   string
 	env    []string
 	readme string
+	// running are the operators started with goRun, which must still run
+	// after every command that follows: a section whose operator died at
+	// once must not pass on what an earlier section left.
+	running []*exec.Cmd
 }
 
 func newReader(t *testing.T) *reader {
@@ -89,10 +94,27 @@ func (r *reader) runUnshown(line string) string {
 	start := time.Now()
 	out, err := cmd.CombinedOutput()
 	r.t.Logf("$ %s  (%s)\n%s", line, time.Since(start).Round(time.Millisecond), out)
+	for _, op := range r.running {
+		if exited(op.Process.Pid) {
+			r.t.Fatalf("`%s` ended before the section did (it printed its output above, when the test ends)", strings.Join(op.Args[2:], " "))
+		}
+	}
 	if err != nil {
 		r.t.Fatalf("%s: %v", line, err)
 	}
 	return string(out)
+}
+
+// exited reports whether the process pid, a child of this one, has ended
+// (a zombie until cluster.StopGroup waits for it).
+func exited(pid int) bool {
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return true
+	}
+	// The state follows the command's name in parentheses.
+	i := strings.LastIndexByte(string(stat), ')')
+	return i < 0 || i+2 >= len(stat) || stat[i+2] == 'Z' || stat[i+2] == 'X'
 }
 
 func TestQuickStart(t *testing.T) {
@@ -158,10 +180,12 @@ func (r *reader) goRun(line string) (stop func() string) {
 	if err := cluster.StartGroup(op); err != nil {
 		r.t.Fatal(err)
 	}
+	r.running = append(r.running, op)
 	stopped := false
 	stop = func() string {
 		if !stopped {
 			stopped = true
+			r.running = slices.DeleteFunc(r.running, func(c *exec.Cmd) bool { return c == op })
 			cluster.StopGroup(op)
 		}
 		return logs.String()
@@ -180,6 +204,9 @@ func TestRunOneOperator(t *testing.T) {
 	r.run("make cluster-up")
 	r.run("kubectl apply -f crds/")
 	r.goRun("go run ./operators/database/cmd")
+	// Its own state: nothing an earlier section (make run) left of the
+	// sample, deleted by the operator just started (finalizers included).
+	r.runUnshown("kubectl delete --ignore-not-found --wait -f operators/database/config/samples/mongo-db.yaml")
 
 	r.run("kubectl apply -f operators/database/config/samples/mongo-db.yaml")
 	r.run("kubectl wait --for=condition=Ready database/mongo-db")
@@ -200,6 +227,9 @@ func TestGordonSection(t *testing.T) {
 	r.run("make cluster-up")
 	r.run("kubectl apply -f crds/")
 	stop := r.goRun("go run ./operators/gordon/cmd -v=6")
+	// Its own state: nothing an earlier section (make run) left of the
+	// sample, deleted by the operator just started (finalizers included).
+	r.runUnshown("kubectl delete --ignore-not-found --wait -f operators/gordon/config/samples/gordoncluster.yaml")
 
 	r.run("kubectl apply -f operators/gordon/config/samples/gordoncluster.yaml")
 	r.run("kubectl wait --for=condition=Ready gordon/gordoncluster")
@@ -235,6 +265,9 @@ func TestMySQLSection(t *testing.T) {
 	r.run("make cluster-up")
 	r.run("kubectl apply -f crds/")
 	r.goRun("go run ./operators/mysql-backup/cmd")
+	// Its own state: nothing an earlier section (make run) left of the
+	// sample, deleted by the operator just started (finalizers included).
+	r.runUnshown("kubectl delete --ignore-not-found --wait -f operators/mysql-backup/config/samples/mysql-instance.yaml")
 
 	r.run("kubectl apply -f operators/mysql-backup/config/samples/mysql-instance.yaml")
 	r.run("kubectl wait --for=condition=Ready mysql/mysql-instance --timeout=3m")
@@ -255,6 +288,9 @@ func TestEtcdSection(t *testing.T) {
 	r.run("make cluster-up")
 	r.run("kubectl apply -f crds/")
 	r.goRun("go run ./operators/etcd-cluster/cmd")
+	// Its own state: nothing an earlier section (make run) left of the
+	// sample, deleted by the operator just started (finalizers included).
+	r.runUnshown("kubectl delete --ignore-not-found --wait -f operators/etcd-cluster/config/samples/example-etcd-cluster.yaml")
 
 	r.run("kubectl apply -f operators/etcd-cluster/config/samples/example-etcd-cluster.yaml")
 	r.runUnshown("kubectl wait --for=jsonpath='{.status.size}'=3 etcdcluster/example-etcd-cluster --timeout=120s")
