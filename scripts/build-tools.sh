@@ -6,10 +6,10 @@
 # rebuilt only when its module files or its build flags change, so second runs
 # take well under a second.
 #
-# usage: scripts/build-tools.sh [kubernetes|kubernetes-node|coredns|etcd|kwok|controller-gen|golangci-lint|kind|ko]...
+# usage: scripts/build-tools.sh [kubernetes|kubernetes-node|coredns|etcd|kwok|controller-gen|golangci-lint|kind|ko|olm]...
 # With no argument it builds all but kubernetes-node and coredns, which only
 # the local cluster's real node needs (scripts/node.sh builds them), and kind
-# and ko, which only kind users need.
+# and ko, which only kind users need, and olm, which only make olm-up needs.
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -28,6 +28,7 @@ binaries() {
 	golangci-lint) echo golangci-lint ;;
 	kind) echo kind ;;
 	ko) echo ko ;;
+	olm) echo olm catalog cpb ;;
 	*) echo "build-tools: unknown tool '$1' (see scripts/tools/)" >&2; return 1 ;;
 	esac
 }

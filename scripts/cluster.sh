@@ -249,7 +249,9 @@ unset_context() {
 }
 
 down() {
-	# Before the apiserver goes: the node drains its pods through it.
+	# Before the apiserver goes: OLM's registry, then the node, which drains
+	# its pods through it.
+	"$root/scripts/olm.sh" down "$name" || say "scripts/olm.sh down $name failed: see above"
 	"$root/scripts/node.sh" down "$name" || say "scripts/node.sh down $name failed: see above"
 	stop_provisioner
 	if exists; then

@@ -18,19 +18,27 @@
 #   prgcont/gordon:v1.0                 a program that logs a line and waits
 #   workshop.local/toolbox:bookworm     Debian with bash, curl, dig, nc, ip, jq
 #
+# and, built only when asked for by name (scripts/olm.sh does):
+#
+#   workshop.local/olm:VERSION          OLM's olm and catalog operators and cpb
+#                                       (scripts/tools/olm) on the toolbox, which
+#                                       is also OLM's "util image" (/bin/cp, /bin/cpb)
+#
 # Mongo has no Debian package, so there is no mongo image: mongo Databases run
 # on fake nodes only. Every archive is rebuilt only when its inputs change
 # (package lists, files, programs): a stamp beside it holds their hash. Root
 # filesystems are cached by package list; delete the cache directory to
 # refresh them from the mirror.
 #
-# usage: scripts/images.sh build|import ADDRESS|list|tags|pause-image
+# usage: scripts/images.sh build|import ADDRESS [STATE_DIR [IMAGE...]]|list|tags|pause-image|olm-image
 #   build        build the archives that are missing or stale
 #   import ADDR  build, then import into the containerd at socket ADDR the
-#                archives it does not have yet
+#                archives it does not have yet (the IMAGEs named, else all
+#                but olm)
 #   list         print each image's archive and names
 #   tags         print every image name, one a line
 #   pause-image  print the sandbox image's name
+#   olm-image    print the OLM image's name
 # $WORKSHOP_IMAGES_CACHE is the cache (~/.cache/workshop-images); $DEBIAN_MIRROR
 # the mirror (http://deb.debian.org/debian).
 set -euo pipefail
@@ -185,6 +193,14 @@ recipe() {
 		args=(--cmd /usr/local/bin/etcd --expose 2379/tcp --expose 2380/tcp)
 		inputs=("$bin/etcd" "$bin/etcdctl")
 		;;
+	olm)
+		"$root/scripts/build-tools.sh" olm
+		layers=("$(rootfs toolbox "$toolbox_packages")")
+		# /bin is a link to usr/bin in the toolbox: a layer's bin/ would hide it.
+		stage "$stage_dir" usr/bin/olm="$bin/olm":0755 usr/bin/catalog="$bin/catalog":0755 usr/bin/cpb="$bin/cpb":0755
+		args=(--cmd /usr/bin/olm)
+		inputs=("$bin/olm" "$bin/catalog" "$bin/cpb")
+		;;
 	mysql)
 		layers=("$(rootfs mysql "$mysql_packages" mysql_fixup)")
 		stage "$stage_dir" usr/local/bin/docker-entrypoint.sh="$src/mysql/docker-entrypoint.sh":0755 \
@@ -211,7 +227,17 @@ tags() {
 	toolbox) echo workshop.local/toolbox:bookworm ;;
 	etcd) echo docker.io/prgcont/etcd:v3.2.13 quay.io/coreos/etcd:v3.2.13 ;;
 	mysql) echo mysql:5.7 mysql:8.0 ;;
+	olm) olm_image ;;
 	esac
+}
+
+# olm_image prints the OLM image's name, tagged with the release
+# scripts/tools/olm pins.
+olm_image() {
+	local v
+	v=$(sed -n 's|^\tgithub.com/operator-framework/operator-lifecycle-manager \(v[^ ]*\).*|\1|p' "$root/scripts/tools/olm/go.mod")
+	[ -n "$v" ] || die "scripts/tools/olm/go.mod does not pin operator-lifecycle-manager"
+	echo "workshop.local/olm:$v"
 }
 
 # build_image NAME writes $cache/archives/NAME.tar unless its stamp matches
@@ -245,16 +271,20 @@ build_all() {
 	for name in "${images[@]}"; do build_image "$name" >/dev/null; done
 }
 
-# import_all ADDRESS imports each archive the containerd at ADDRESS has not
-# imported yet. The stamps of what it holds live beside its root directory,
-# which scripts/node.sh keeps from one cluster to the next.
+# import_all ADDRESS STATE [NAME...] imports each archive (of NAMEs, else of
+# every image but olm) the containerd at ADDRESS has not imported yet. The
+# stamps of what it holds live in STATE, beside its root directory, which
+# scripts/node.sh keeps from one cluster to the next.
 import_all() {
 	local address=$1 state=$2 name want first held
+	shift 2
+	local names=("$@")
+	[ ${#names[@]} -gt 0 ] || names=("${images[@]}")
 	local c=(ctr --address "$address" -n k8s.io)
 	programs
 	mkdir -p "$state"
 	held=$("${c[@]}" images ls -q)
-	for name in "${images[@]}"; do
+	for name in "${names[@]}"; do
 		want=$(build_image "$name")
 		first=$(tags "$name")
 		first=${first%% *}
@@ -285,8 +315,8 @@ normalise() {
 case ${1:-} in
 build) build_all ;;
 import)
-	[ -n "${2:-}" ] || die "usage: scripts/images.sh import ADDRESS [STATE_DIR]"
-	import_all "$2" "${3:-$(dirname "$2")/imported}"
+	[ -n "${2:-}" ] || die "usage: scripts/images.sh import ADDRESS [STATE_DIR [IMAGE...]]"
+	import_all "$2" "${3:-$(dirname "$2")/imported}" "${@:4}"
 	;;
 list)
 	for name in "${images[@]}"; do echo "$cache/archives/$name.tar $(tags "$name")"; done
@@ -295,6 +325,7 @@ tags)
 	for name in "${images[@]}"; do tags "$name"; done | tr ' ' '\n'
 	;;
 pause-image) echo "$pause_image" ;;
+olm-image) olm_image ;;
 *)
 	sed -n '/^# usage:/,/^set -euo/{/^set/d;s/^# \{0,1\}//;p}' "${BASH_SOURCE[0]}" >&2
 	exit 2

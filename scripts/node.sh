@@ -18,6 +18,9 @@
 # (this kernel has no dummy devices).
 #
 # usage: scripts/node.sh up|down|status|check [NAME]
+#        scripts/node.sh mirror NAME REGISTRY URL
+#        scripts/node.sh admit NAME PREFIX...
+#        scripts/node.sh import NAME IMAGE...
 #   up      join cluster NAME; status 3 when this machine cannot run
 #           containers (it says what is missing), 4 when another cluster
 #           holds the node
@@ -25,6 +28,13 @@
 #   status  print the cluster holding the node; status 1 when none does
 #   check   prove the node works: a pod's logs and exec, ClusterIP, NodePort,
 #           cluster DNS, a volume
+#   mirror  pull the images of REGISTRY (a host, ghcr.io) from the registry
+#           at URL (http://127.0.0.1:5000) instead, as a disconnected
+#           cluster pulls from its mirror (scripts/olm.sh runs one)
+#   admit   images whose names start with a PREFIX have a stand-in on the
+#           node (in its mirror, or imported): their pods land on it
+#   import  build and import images that scripts/images.sh makes only on
+#           demand (olm)
 # NAME defaults to $CLUSTER_NAME, else "workshop". Logs and pids are in the
 # cluster's directory (~/.kwok/clusters/NAME/real-node); images and containerd's
 # store in ~/.kwok/real-node, kept from one cluster to the next.
@@ -176,6 +186,9 @@ state = "$run/containerd"
     default_runtime_name = "runc"
     [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc]
       runtime_type = "io.containerd.runc.v2"
+  # Registry mirrors (scripts/node.sh mirror): read at every pull.
+  [plugins."io.containerd.grpc.v1.cri".registry]
+    config_path = "$run/certs.d"
   [plugins."io.containerd.grpc.v1.cri".cni]
     bin_dir = "/usr/lib/cni"
     conf_dir = "$run/net.d"
@@ -364,16 +377,20 @@ spellings() {
 }
 
 # placement_policy sends a pod to the fake nodes when one of its images has
-# no local stand-in (scripts/images.sh): mongo, an operator's own image, a
-# test's made-up one. The real node could not start it, and on a fake node it
-# is simulated, as on a cluster without a real node. It runs at admission, so
-# no manifest changes; a pod bound to a node by name is left alone.
+# no local stand-in (scripts/images.sh, or a prefix admitted with `admit`):
+# mongo, an operator's own image, a test's made-up one. The real node could
+# not start it, and on a fake node it is simulated, as on a cluster without a
+# real node. It runs at admission, so no manifest changes; a pod bound to a
+# node by name is left alone.
 placement_policy() {
-	local list="" t s
+	local list="" t s prefixes=""
 	for t in $("$root/scripts/images.sh" tags); do
 		for s in $(spellings "$t"); do list+="${list:+, }'$s'"; done
 	done
-	local has="c, c.image in [$list]"
+	if [ -f "$node_dir/admitted" ]; then
+		while read -r t; do prefixes+=" || c.image.startsWith('$t')"; done <"$node_dir/admitted"
+	fi
+	local has="c, c.image in [$list]$prefixes"
 	cat <<EOF
 apiVersion: admissionregistration.k8s.io/v1
 kind: MutatingAdmissionPolicy
@@ -555,7 +572,7 @@ teardown() {
 	fi
 	stop "$pidfiles/containerd.pid" containerd
 	cleanup_machine
-	rm -f "$run/owner"
+	rm -rf "$run/owner" "$run/certs.d" "$node_dir/admitted"
 }
 
 # cleanup_machine removes the machine-wide leftovers: network namespaces and
@@ -690,6 +707,30 @@ status)
 	echo "$holder"
 	;;
 check) check ;;
+mirror)
+	[ $# = 4 ] || die "usage: scripts/node.sh mirror NAME REGISTRY URL"
+	[ "$(owner)" = "$name" ] || die "cluster $name has no real node: run scripts/node.sh up $name"
+	grep -q config_path "$run/containerd.toml" ||
+		die "the node's containerd predates registry mirrors: restart it (scripts/node.sh down $name; scripts/node.sh up $name)"
+	mkdir -p "$run/certs.d/$3"
+	printf 'server = "https://%s"\n\n[host."%s"]\n  capabilities = ["pull", "resolve"]\n' "$3" "$4" >"$run/certs.d/$3/hosts.toml"
+	say "images of $3 are pulled from $4"
+	;;
+import)
+	[ $# -ge 3 ] || die "usage: scripts/node.sh import NAME IMAGE..."
+	[ "$(owner)" = "$name" ] || die "cluster $name has no real node: run scripts/node.sh up $name"
+	"$root/scripts/images.sh" import "$sock" "$store/imported" "${@:3}"
+	;;
+admit)
+	[ $# -ge 3 ] || die "usage: scripts/node.sh admit NAME PREFIX..."
+	[ "$(owner)" = "$name" ] || die "cluster $name has no real node: run scripts/node.sh up $name"
+	for p in "${@:3}"; do
+		[[ $p != *"'"* ]] || die "admit: $p: a prefix cannot hold a quote"
+		grep -qxF "$p" "$node_dir/admitted" 2>/dev/null || echo "$p" >>"$node_dir/admitted"
+	done
+	placement_policy | k apply -f - >/dev/null
+	say "pods of images named ${*:3}... land on $node_name"
+	;;
 *)
 	sed -n '/^# usage:/,/^set -euo/{/^set/d;s/^# \{0,1\}//;p}' "${BASH_SOURCE[0]}" >&2
 	exit 2

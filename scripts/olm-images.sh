@@ -10,11 +10,16 @@
 # Images are named in REGISTRY (ghcr.io/operator-workshops), as the bundles and
 # the catalog name them. An operator's image is tagged with every release of
 # its package the catalog lists: the older releases' tags are stand-ins built
-# from today's code, so that an upgrade can be tried here.
+# from today's code, so that an upgrade can be tried here. The catalog image
+# also holds grpc_health_probe, which OLM's catalog pods are probed with.
 #
-# usage: scripts/olm-images.sh build|import ADDRESS|list
+# usage: scripts/olm-images.sh build|import ADDRESS|push [HOST:PORT]|list
 #   build        write the archives into $OLM_IMAGES_DIR (bin/images)
 #   import ADDR  build, then import them into the containerd at socket ADDR
+#   push [HOST]  build, then push them to the registry their names say
+#                (docker login first), or to the registry at HOST:PORT
+#                under the same repository paths (a mirror; plain HTTP on
+#                the loopback)
 #   list         print each archive and its names
 set -euo pipefail
 
@@ -41,12 +46,16 @@ releases() {
 	done | sort -u
 }
 
-mkimage() {
-	if [ ! -x "$work/mkimage" ]; then
-		(cd "$root/scripts/images" && GOWORK=off go build -trimpath -o "$work/mkimage" ./mkimage)
-	fi
-	"$work/mkimage" "$@"
+# program NAME runs scripts/images' program NAME (mkimage, push), built
+# (from Go's cache after the first time) so that it is never stale.
+program() {
+	local p=$1
+	shift
+	(cd "$root/scripts/images" && GOWORK=off go build -trimpath -o "$work/$p" "./$p")
+	"$work/$p" "$@"
 }
+
+mkimage() { program mkimage "$@"; }
 
 build_operator() {
 	local op=$1 stage=$work/stage/$1-operator tags=() v start=$SECONDS
@@ -82,7 +91,14 @@ build_catalog() {
 	chmod 1777 "$stage/tmp"
 	(cd "$root/catalog/gen" && GOWORK=off CGO_ENABLED=0 go build -tags containers_image_openpgp -trimpath -ldflags "-s -w" \
 		-o "$stage/bin/opm" github.com/operator-framework/operator-registry/cmd/opm)
+	(cd "$root/catalog/gen" && GOWORK=off CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" \
+		-o "$stage/bin/grpc_health_probe" github.com/grpc-ecosystem/grpc-health-probe)
 	cp -r "$root/catalog/index" "$stage/configs"
+	# The serving cache, built now as catalog.Dockerfile's RUN does: opm
+	# serve --cache-dir refuses to start on a cache that is not there. opm
+	# opens it read-write, as whatever user the pod runs as (OLM: 1001).
+	"$stage/bin/opm" serve "$stage/configs" --cache-dir="$stage/tmp/cache" --cache-only 2>/dev/null
+	chmod -R a+rwX "$stage/tmp/cache"
 	mkimage --out "$out/catalog.tar" --layer "$stage" --user "$nonroot" \
 		--entrypoint /bin/opm --cmd serve --cmd /configs --cmd --cache-dir=/tmp/cache --expose 50051/tcp \
 		--label operators.operatorframework.io.index.configs.v1=/configs --tag "$registry/catalog:v$version"
@@ -104,6 +120,12 @@ import)
 	build_all
 	for f in "$out"/*.tar; do ctr --address "$2" -n k8s.io images import "$f" >/dev/null; done
 	say "imported $(find "$out" -maxdepth 1 -name '*.tar' | wc -l) images"
+	;;
+push)
+	build_all
+	mirror=()
+	[ -z "${2:-}" ] || mirror=(--mirror "$2")
+	program push "${mirror[@]}" "$out"/*.tar
 	;;
 list) for f in "$out"/*.tar; do echo "$f"; done ;;
 *)

@@ -55,22 +55,11 @@ func needReal(t *testing.T) {
 	}
 }
 
-// kubectl runs kubectl against the suite's cluster and fails the test when it
-// fails.
-func kubectl(ctx context.Context, t *testing.T, args ...string) string {
-	t.Helper()
-	out, err := suite.Run(ctx, "kubectl", args...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return out
-}
-
 // namespace creates a namespace for one test and deletes it after.
 func namespace(ctx context.Context, t *testing.T) string {
 	t.Helper()
 	ns := fmt.Sprintf("real-%d", time.Now().UnixNano()%1_000_000)
-	kubectl(ctx, t, "create", "namespace", ns)
+	suite.Kubectl(ctx, t, "create", "namespace", ns)
 	t.Cleanup(func() { _, _ = suite.Run(context.Background(), "kubectl", "delete", "namespace", ns, "--wait=false") })
 	return ns
 }
@@ -78,7 +67,7 @@ func namespace(ctx context.Context, t *testing.T) string {
 func TestTheRealNodeIsReady(t *testing.T) {
 	needReal(t)
 	ctx := context.Background()
-	out := kubectl(ctx, t, "get", "nodes", "-o",
+	out := suite.Kubectl(ctx, t, "get", "nodes", "-o",
 		`jsonpath={range .items[*]}{.metadata.name} {.status.conditions[?(@.type=="Ready")].status}{"\n"}{end}`)
 	if !strings.Contains(out, "real-node True") && suite.Provider == cluster.Local {
 		t.Errorf("kubectl get nodes: no Ready real-node:\n%s", out)
@@ -97,24 +86,24 @@ func TestHomeworkTableSurvivesRecreate(t *testing.T) {
 	password := "otuspassword"
 	mysql := func(sql string) string {
 		t.Helper()
-		pod := kubectl(ctx, t, "get", "pods", "-n", ns, "-l", "app=mysql-instance", "-o", "jsonpath={.items[*].metadata.name}")
-		return kubectl(ctx, t, "exec", "-n", ns, strings.TrimSpace(pod), "--", "mysql", "-p"+password, "-e", sql, "otus-database")
+		pod := suite.Kubectl(ctx, t, "get", "pods", "-n", ns, "-l", "app=mysql-instance", "-o", "jsonpath={.items[*].metadata.name}")
+		return suite.Kubectl(ctx, t, "exec", "-n", ns, strings.TrimSpace(pod), "--", "mysql", "-p"+password, "-e", sql, "otus-database")
 	}
-	kubectl(ctx, t, "apply", "-n", ns, "-f", sample)
-	kubectl(ctx, t, "wait", "-n", ns, "--for=condition=Ready", "mysql/mysql-instance", "--timeout=5m")
+	suite.Kubectl(ctx, t, "apply", "-n", ns, "-f", sample)
+	suite.Kubectl(ctx, t, "wait", "-n", ns, "--for=condition=Ready", "mysql/mysql-instance", "--timeout=5m")
 	mysql("CREATE TABLE test ( id smallint unsigned not null auto_increment, name varchar(20) not null, constraint pk_example primary key (id) );")
 	mysql("INSERT INTO test ( id, name ) VALUES ( null, 'some data' );")
 	mysql("INSERT INTO test ( id, name ) VALUES ( null, 'some data-2' );")
 
-	kubectl(ctx, t, "delete", "-n", ns, "mysqls.otus.homework", "mysql-instance", "--cascade=foreground", "--timeout=5m")
-	if out := kubectl(ctx, t, "get", "jobs", "-n", ns); !strings.Contains(out, "backup-mysql-instance-job") {
+	suite.Kubectl(ctx, t, "delete", "-n", ns, "mysqls.otus.homework", "mysql-instance", "--cascade=foreground", "--timeout=5m")
+	if out := suite.Kubectl(ctx, t, "get", "jobs", "-n", ns); !strings.Contains(out, "backup-mysql-instance-job") {
 		t.Fatalf("kubectl get jobs does not show the backup job:\n%s", out)
 	}
-	if out := kubectl(ctx, t, "get", "jobs", "-n", ns, "backup-mysql-instance-job", "-o", "jsonpath={.status.succeeded}"); out != "1" {
+	if out := suite.Kubectl(ctx, t, "get", "jobs", "-n", ns, "backup-mysql-instance-job", "-o", "jsonpath={.status.succeeded}"); out != "1" {
 		t.Fatalf("the MySQL went without a succeeded backup: %q completions", out)
 	}
-	kubectl(ctx, t, "wait", "-n", ns, "--for=delete", "pods", "-l", "app=mysql-instance", "--timeout=3m")
-	kubectl(ctx, t, "apply", "-n", ns, "-f", sample)
+	suite.Kubectl(ctx, t, "wait", "-n", ns, "--for=delete", "pods", "-l", "app=mysql-instance", "--timeout=3m")
+	suite.Kubectl(ctx, t, "apply", "-n", ns, "-f", sample)
 	// The restore Job starts once the new server answers; until it is done
 	// the Service has no endpoint that is ready.
 	testenv.EventuallyWithin(t, 5*time.Minute, "the restore Job", func(ctx context.Context) error {
@@ -124,8 +113,8 @@ func TestHomeworkTableSurvivesRecreate(t *testing.T) {
 	if ready := readyEndpoints(ctx, t, ns, "mysql-instance"); ready != "" && !restoreDone(ctx, t, ns) {
 		t.Errorf("the Service has ready endpoints %q while the restore runs", ready)
 	}
-	kubectl(ctx, t, "wait", "-n", ns, "--for=condition=Ready", "mysql/mysql-instance", "--timeout=5m")
-	if from := kubectl(ctx, t, "get", "-n", ns, "mysql/mysql-instance", "-o", "jsonpath={.status.restoredFrom}"); from == "" {
+	suite.Kubectl(ctx, t, "wait", "-n", ns, "--for=condition=Ready", "mysql/mysql-instance", "--timeout=5m")
+	if from := suite.Kubectl(ctx, t, "get", "-n", ns, "mysql/mysql-instance", "-o", "jsonpath={.status.restoredFrom}"); from == "" {
 		t.Errorf("the new MySQL says it restored nothing")
 	}
 	out := mysql("select * from test;")
@@ -137,9 +126,9 @@ func TestHomeworkTableSurvivesRecreate(t *testing.T) {
 
 	// The homework's second extra task, through the Service as a client
 	// connects: the new password logs in, the old one is refused.
-	kubectl(ctx, t, "patch", "-n", ns, "mysql/mysql-instance", "--type=merge", "-p", `{"spec":{"password":"n3w-pass"}}`)
-	kubectl(ctx, t, "wait", "-n", ns, "--for=condition=PasswordChanged", "mysql/mysql-instance", "--timeout=5m")
-	kubectl(ctx, t, "wait", "-n", ns, "--for=condition=Ready", "mysql/mysql-instance", "--timeout=5m")
+	suite.Kubectl(ctx, t, "patch", "-n", ns, "mysql/mysql-instance", "--type=merge", "-p", `{"spec":{"password":"n3w-pass"}}`)
+	suite.Kubectl(ctx, t, "wait", "-n", ns, "--for=condition=PasswordChanged", "mysql/mysql-instance", "--timeout=5m")
+	suite.Kubectl(ctx, t, "wait", "-n", ns, "--for=condition=Ready", "mysql/mysql-instance", "--timeout=5m")
 	password = "n3w-pass"
 	viaService := func(pw string) error {
 		_, err := suite.Run(ctx, "kubectl", "exec", "-n", ns, "deploy/mysql-instance", "--",
@@ -163,7 +152,7 @@ func TestHomeworkTableSurvivesRecreate(t *testing.T) {
 func readyEndpoints(ctx context.Context, t *testing.T, ns, name string) string {
 	t.Helper()
 	var slices discoveryv1.EndpointSliceList
-	out := kubectl(ctx, t, "get", "endpointslices", "-n", ns, "-l", "kubernetes.io/service-name="+name, "-o", "json")
+	out := suite.Kubectl(ctx, t, "get", "endpointslices", "-n", ns, "-l", "kubernetes.io/service-name="+name, "-o", "json")
 	if err := json.Unmarshal([]byte(out), &slices); err != nil {
 		t.Fatalf("kubectl get endpointslices printed no list: %v", err)
 	}
@@ -182,7 +171,7 @@ func readyEndpoints(ctx context.Context, t *testing.T, ns, name string) string {
 // are due).
 func restoreDone(ctx context.Context, t *testing.T, ns string) bool {
 	t.Helper()
-	return kubectl(ctx, t, "get", "-n", ns, "job/restore-mysql-instance-job", "-o", "jsonpath={.status.succeeded}") == "1"
+	return suite.Kubectl(ctx, t, "get", "-n", ns, "job/restore-mysql-instance-job", "-o", "jsonpath={.status.succeeded}") == "1"
 }
 
 // The prgcont workshop's etcd steps, with the operator run from outside the
@@ -206,11 +195,11 @@ func TestWorkshopEtcdctl(t *testing.T) {
 		}
 		t.Cleanup(func() { _ = suite.KillOperator(context.Background(), "etcd-cluster-"+ns) })
 	}
-	kubectl(ctx, t, "apply", "-n", ns, "-f", "operators/etcd-cluster/config/samples/example-etcd-cluster.yaml")
-	kubectl(ctx, t, "wait", "-n", ns, "--for=condition=Ready", "etcdcluster/example-etcd-cluster", "--timeout=5m")
+	suite.Kubectl(ctx, t, "apply", "-n", ns, "-f", "operators/etcd-cluster/config/samples/example-etcd-cluster.yaml")
+	suite.Kubectl(ctx, t, "wait", "-n", ns, "--for=condition=Ready", "etcdcluster/example-etcd-cluster", "--timeout=5m")
 	etcdctl := func(args ...string) string {
 		t.Helper()
-		pod := strings.Fields(kubectl(ctx, t, "get", "po", "-n", ns, "-l", "etcd_cluster=example-etcd-cluster",
+		pod := strings.Fields(suite.Kubectl(ctx, t, "get", "po", "-n", ns, "-l", "etcd_cluster=example-etcd-cluster",
 			"-o", "jsonpath={.items[*].metadata.name}"))[0]
 		// stdout only: etcdctl 3.6 (the local stand-in of 3.2.13) warns on
 		// stderr about the ETCDCTL_API=3 that 3.2 needs.
@@ -226,7 +215,7 @@ func TestWorkshopEtcdctl(t *testing.T) {
 	}
 	etcdctl("put", "/here", "test")
 
-	kubectl(ctx, t, "patch", "-n", ns, "etcdcluster/example-etcd-cluster", "--type=merge", "-p", `{"spec":{"size":5}}`)
+	suite.Kubectl(ctx, t, "patch", "-n", ns, "etcdcluster/example-etcd-cluster", "--type=merge", "-p", `{"spec":{"size":5}}`)
 	testenv.EventuallyWithin(t, 5*time.Minute, "5 ready members", func(ctx context.Context) error {
 		out, err := suite.Run(ctx, "kubectl", "get", "-n", ns, "etcdcluster/example-etcd-cluster", "-o",
 			`jsonpath={.status.size} {.status.conditions[?(@.type=="Ready")].status}`)
@@ -252,11 +241,11 @@ func TestDatabaseNodePort(t *testing.T) {
 	}
 	ctx := context.Background()
 	ns := namespace(ctx, t)
-	kubectl(ctx, t, "apply", "-n", ns, "-f", "operators/database/config/samples/mysql-db.yaml")
-	kubectl(ctx, t, "wait", "-n", ns, "--for=condition=Ready", "database/mysql-db", "--timeout=5m")
-	port := kubectl(ctx, t, "get", "-n", ns, "service/mysql-db", "-o", "jsonpath={.spec.ports[0].nodePort}")
-	password := kubectl(ctx, t, "get", "-n", ns, "secret/mysql-db-root-password", "-o", "jsonpath={.data.password}")
-	out := kubectl(ctx, t, "get", "-n", ns, "pod/mysql-db", "-o", "jsonpath={.spec.nodeName}")
+	suite.Kubectl(ctx, t, "apply", "-n", ns, "-f", "operators/database/config/samples/mysql-db.yaml")
+	suite.Kubectl(ctx, t, "wait", "-n", ns, "--for=condition=Ready", "database/mysql-db", "--timeout=5m")
+	port := suite.Kubectl(ctx, t, "get", "-n", ns, "service/mysql-db", "-o", "jsonpath={.spec.ports[0].nodePort}")
+	password := suite.Kubectl(ctx, t, "get", "-n", ns, "secret/mysql-db-root-password", "-o", "jsonpath={.data.password}")
+	out := suite.Kubectl(ctx, t, "get", "-n", ns, "pod/mysql-db", "-o", "jsonpath={.spec.nodeName}")
 	if out != "real-node" {
 		t.Fatalf("pod/mysql-db runs on %q, want the real node", out)
 	}
@@ -278,17 +267,17 @@ func TestGordonPodsReallyRun(t *testing.T) {
 	needReal(t)
 	ctx := context.Background()
 	ns := namespace(ctx, t)
-	kubectl(ctx, t, "apply", "-n", ns, "-f", "operators/gordon/config/samples/gordoncluster.yaml")
-	kubectl(ctx, t, "wait", "-n", ns, "--for=condition=Ready", "gordon/gordoncluster", "--timeout=3m")
-	pods := strings.Fields(kubectl(ctx, t, "get", "pods", "-n", ns, "-l", "app.kubernetes.io/instance=gordoncluster",
+	suite.Kubectl(ctx, t, "apply", "-n", ns, "-f", "operators/gordon/config/samples/gordoncluster.yaml")
+	suite.Kubectl(ctx, t, "wait", "-n", ns, "--for=condition=Ready", "gordon/gordoncluster", "--timeout=3m")
+	pods := strings.Fields(suite.Kubectl(ctx, t, "get", "pods", "-n", ns, "-l", "app.kubernetes.io/instance=gordoncluster",
 		"-o", "jsonpath={.items[*].metadata.name}"))
 	if len(pods) != 3 {
 		t.Fatalf("pods %v, want 3", pods)
 	}
-	if logs := kubectl(ctx, t, "logs", "-n", ns, pods[0]); strings.TrimSpace(logs) == "" {
+	if logs := suite.Kubectl(ctx, t, "logs", "-n", ns, pods[0]); strings.TrimSpace(logs) == "" {
 		t.Errorf("kubectl logs %s is empty: the container did not run", pods[0])
 	}
-	kubectl(ctx, t, "delete", "pod", "-n", ns, pods[0])
+	suite.Kubectl(ctx, t, "delete", "pod", "-n", ns, pods[0])
 	testenv.EventuallyWithin(t, 3*time.Minute, "a replacement whose container runs", func(ctx context.Context) error {
 		out, err := suite.Run(ctx, "kubectl", "get", "pods", "-n", ns, "-l", "app.kubernetes.io/instance=gordoncluster", "-o",
 			`jsonpath={range .items[*]}{.metadata.name} {.spec.nodeName} {.status.containerStatuses[0].state.running.startedAt}{"\n"}{end}`)

@@ -28,6 +28,7 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
+	"testing"
 
 	"sigs.k8s.io/e2e-framework/pkg/env"
 	"sigs.k8s.io/e2e-framework/pkg/envconf"
@@ -85,13 +86,20 @@ func New() (*Suite, error) {
 
 // NewRealNode returns the suite of the real-container steps; see the package
 // documentation.
-func NewRealNode() (*Suite, error) {
+func NewRealNode() (*Suite, error) { return newWithRealNode("realnode") }
+
+// NewOLM returns the suite that installs the operators through OLM: its local
+// cluster ("olm") gets the real node as NewRealNode's does, and no CRDs or
+// operators of its own (Up, not Setup): OLM installs them.
+func NewOLM() (*Suite, error) { return newWithRealNode("olm") }
+
+func newWithRealNode(cluster string) (*Suite, error) {
 	s, err := New()
 	if err != nil {
 		return nil, err
 	}
 	if os.Getenv("E2E_CLUSTER") == "" {
-		s.name = "realnode"
+		s.name = cluster
 	}
 	if s.realNode = os.Getenv("E2E_REAL_NODE"); s.realNode == "" {
 		s.realNode = "auto"
@@ -150,6 +158,17 @@ func (s *Suite) Command(ctx context.Context, name string, args ...string) *exec.
 	return cmd
 }
 
+// Kubectl runs kubectl against the suite's cluster and returns its output;
+// it fails t when kubectl fails.
+func (s *Suite) Kubectl(ctx context.Context, t testing.TB, args ...string) string {
+	t.Helper()
+	out, err := s.Run(ctx, "kubectl", args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
 // Run runs a command like Command and returns its combined output, with the
 // output in the error when it fails.
 func (s *Suite) Run(ctx context.Context, name string, args ...string) (string, error) {
@@ -160,8 +179,34 @@ func (s *Suite) Run(ctx context.Context, name string, args ...string) (string, e
 	return string(out), nil
 }
 
+// Name is the suite's cluster name, as scripts/cluster.sh and kind.sh know it.
+func (s *Suite) Name() string { return s.name }
+
 // Setup brings the cluster up, installs the CRDs and starts the operators.
 func (s *Suite) Setup(operators ...string) env.Func {
+	up := s.Up()
+	return func(ctx context.Context, cfg *envconf.Config) (context.Context, error) {
+		ctx, err := up(ctx, cfg)
+		if err != nil {
+			return ctx, err
+		}
+		if _, err := s.Run(ctx, "kubectl", "apply", "--server-side", "-f", "crds/"); err != nil {
+			return ctx, err
+		}
+		if _, err := s.Run(ctx, "kubectl", "wait", "--for=condition=Established", "--timeout=60s", "-f", "crds/"); err != nil {
+			return ctx, err
+		}
+		for _, op := range operators {
+			if err := s.startOperator(ctx, op); err != nil {
+				return ctx, err
+			}
+		}
+		return ctx, nil
+	}
+}
+
+// Up brings the cluster up and points cfg at it, with nothing installed.
+func (s *Suite) Up() env.Func {
 	return func(ctx context.Context, cfg *envconf.Config) (context.Context, error) {
 		var err error
 		switch s.Provider {
@@ -183,17 +228,6 @@ func (s *Suite) Setup(operators ...string) env.Func {
 			return ctx, err
 		}
 		cfg.WithKubeconfigFile(s.Kubeconfig())
-		if _, err := s.Run(ctx, "kubectl", "apply", "--server-side", "-f", "crds/"); err != nil {
-			return ctx, err
-		}
-		if _, err := s.Run(ctx, "kubectl", "wait", "--for=condition=Established", "--timeout=60s", "-f", "crds/"); err != nil {
-			return ctx, err
-		}
-		for _, op := range operators {
-			if err := s.startOperator(ctx, op); err != nil {
-				return ctx, err
-			}
-		}
 		return ctx, nil
 	}
 }

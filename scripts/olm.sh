@@ -1,0 +1,259 @@
+#!/usr/bin/env bash
+# Installs Operator Lifecycle Manager on a local cluster and serves this
+# project's catalog to it, offline, the way a cluster admin in a disconnected
+# network does:
+#
+#   1. OLM's olm and catalog operators, built from the module
+#      scripts/tools/olm pins into the image workshop.local/olm (imported into
+#      the real node's containerd), run as pods in the namespace olm with
+#      OLM's CRDs from the same module;
+#   2. the operator, bundle and catalog images (scripts/olm-images.sh) go to
+#      a registry on this machine (127.0.0.1:5000, scripts/images/registry),
+#      which the real node's containerd uses as the mirror of the registry
+#      they are named in (ghcr.io): the committed catalog, unchanged, is what
+#      OLM reads and pulls from;
+#   3. the CatalogSource operator-workshops (namespace olm) runs the catalog
+#      image, and the OperatorGroup global-operators (namespace operators)
+#      takes Subscriptions for every namespace, as upstream OLM sets it up.
+#
+# Then a Subscription installs an operator, as catalog/README.md shows. OLM's
+# pods, its bundle unpack Jobs and the operators it installs all run on the
+# real node: a local cluster without one cannot run OLM (status 3).
+#
+# usage: scripts/olm.sh up|down|status [NAME]
+#   up      install OLM on cluster NAME and serve the catalog (idempotent)
+#   down    remove the CatalogSource and OLM's operators, stop the registry
+#           (OLM's CRDs, Subscriptions and installed operators stay)
+#   status  print the catalog's connection state; status 1 when not READY
+# NAME defaults to $CLUSTER_NAME, else "workshop". $REGISTRY is where the
+# images are named (ghcr.io/operator-workshops, as in catalog/), $OLM_MIRROR the
+# local registry's address (127.0.0.1:5000).
+set -euo pipefail
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+bin=${BIN:-$root/bin}
+export PATH="$bin:$PATH"
+
+cmd=${1:-}
+name=${2:-${CLUSTER_NAME:-workshop}}
+workdir=${KWOK_WORKDIR:-$HOME/.kwok}
+dir=$workdir/clusters/$name
+olm_dir=$dir/olm
+pidfiles=$olm_dir/pids
+registry=${REGISTRY:-ghcr.io/operator-workshops}
+registry_host=${registry%%/*}
+mirror=${OLM_MIRROR:-127.0.0.1:5000}
+ns=olm
+catalog_source=operator-workshops
+
+say() { echo "olm.sh: $*" >&2; }
+die() { say "$*"; exit 1; }
+
+k() { kubectl --kubeconfig "$dir/kubeconfig-$name.yaml" "$@"; }
+
+# shellcheck source=scripts/wait.sh
+. "$root/scripts/wait.sh"
+
+alive() {
+	local pid
+	pid=$(cat "$1" 2>/dev/null) || return 1
+	grep -q "$2" "/proc/$pid/cmdline" 2>/dev/null
+}
+
+# module_dir prints where Go keeps the OLM module scripts/tools/olm pins.
+module_dir() {
+	(cd "$root/scripts/tools/olm" && GOWORK=off go list -m -f '{{.Dir}}' github.com/operator-framework/operator-lifecycle-manager)
+}
+
+# start_registry runs the mirror registry, unless it already answers.
+start_registry() {
+	if alive "$pidfiles/registry.pid" registry && curl -fsS "http://$mirror/v2/" >/dev/null 2>&1; then
+		return 0
+	fi
+	if curl -fsS --max-time 2 "http://$mirror/v2/" >/dev/null 2>&1; then
+		die "something else answers on $mirror: stop it, or set OLM_MIRROR to a free address"
+	fi
+	mkdir -p "$pidfiles"
+	(cd "$root/scripts/images" && GOWORK=off GOFLAGS=-mod=readonly CGO_ENABLED=0 go build -trimpath -o "$bin/registry" ./registry)
+	setsid nohup "$bin/registry" --addr "$mirror" --dir "$olm_dir/blobs" </dev/null >>"$olm_dir/registry.log" 2>&1 &
+	echo $! >"$pidfiles/registry.pid"
+	wait_until "registry on $mirror" 30 curl -fsS "http://$mirror/v2/"
+}
+
+# manifests prints OLM's namespaces, its operators' ServiceAccount and
+# Deployments, the global OperatorGroup and the CatalogSource, as upstream's
+# chart lays them out (without packageserver, the aggregated API behind
+# `kubectl get packagemanifests`).
+manifests() {
+	local olm_image=$1 catalog_image=$2
+	cat <<EOF
+apiVersion: v1
+kind: Namespace
+metadata: {name: $ns}
+---
+apiVersion: v1
+kind: Namespace
+metadata: {name: operators}
+---
+apiVersion: v1
+kind: ServiceAccount
+metadata: {name: olm-operator-serviceaccount, namespace: $ns}
+---
+# OLM installs operators with the rights their CSVs ask for, so it holds them
+# all, as upstream's chart grants it.
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata: {name: "system:controller:operator-lifecycle-manager"}
+rules:
+- {apiGroups: ["*"], resources: ["*"], verbs: ["*"]}
+- {nonResourceURLs: ["*"], verbs: ["*"]}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata: {name: olm-operator-binding-olm}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: "system:controller:operator-lifecycle-manager"}
+subjects:
+- {kind: ServiceAccount, name: olm-operator-serviceaccount, namespace: $ns}
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: olm-operator, namespace: $ns, labels: {app: olm-operator}}
+spec:
+  replicas: 1
+  selector: {matchLabels: {app: olm-operator}}
+  template:
+    metadata: {labels: {app: olm-operator}}
+    spec:
+      serviceAccountName: olm-operator-serviceaccount
+      securityContext: {runAsNonRoot: true, runAsUser: 65532, seccompProfile: {type: RuntimeDefault}}
+      containers:
+      - name: olm-operator
+        image: $olm_image
+        imagePullPolicy: IfNotPresent
+        command: [/usr/bin/olm]
+        args: [--namespace, \$(OPERATOR_NAMESPACE), --writeStatusName, ""]
+        env:
+        - {name: OPERATOR_NAMESPACE, valueFrom: {fieldRef: {fieldPath: metadata.namespace}}}
+        - {name: OPERATOR_NAME, value: olm-operator}
+        ports: [{name: metrics, containerPort: 8080}]
+        readinessProbe: {httpGet: {path: /healthz, port: 8080}, periodSeconds: 2}
+        resources: {requests: {cpu: 10m, memory: 160Mi}}
+        securityContext: {allowPrivilegeEscalation: false, capabilities: {drop: [ALL]}}
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: catalog-operator, namespace: $ns, labels: {app: catalog-operator}}
+spec:
+  replicas: 1
+  selector: {matchLabels: {app: catalog-operator}}
+  template:
+    metadata: {labels: {app: catalog-operator}}
+    spec:
+      serviceAccountName: olm-operator-serviceaccount
+      securityContext: {runAsNonRoot: true, runAsUser: 65532, seccompProfile: {type: RuntimeDefault}}
+      containers:
+      - name: catalog-operator
+        image: $olm_image
+        imagePullPolicy: IfNotPresent
+        command: [/usr/bin/catalog]
+        # The bundle unpack Jobs run opm from the catalog image and copy cpb
+        # with /bin/cp from the OLM image, as upstream's images do.
+        args:
+        - --namespace=$ns
+        - --opmImage=$catalog_image
+        - --util-image=$olm_image
+        - --set-workload-user-id=true
+        ports: [{name: metrics, containerPort: 8080}]
+        readinessProbe: {httpGet: {path: /healthz, port: 8080}, periodSeconds: 2}
+        resources: {requests: {cpu: 10m, memory: 80Mi}}
+        securityContext: {allowPrivilegeEscalation: false, capabilities: {drop: [ALL]}}
+---
+apiVersion: operators.coreos.com/v1
+kind: OperatorGroup
+metadata: {name: global-operators, namespace: operators}
+---
+apiVersion: operators.coreos.com/v1alpha1
+kind: CatalogSource
+metadata: {name: $catalog_source, namespace: $ns}
+spec:
+  sourceType: grpc
+  image: $catalog_image
+  displayName: Operator workshops
+  publisher: operator-workshops
+  grpcPodConfig: {securityContextConfig: restricted}
+EOF
+}
+
+# catalog_state prints the CatalogSource's connection state (READY when OLM
+# reads the catalog over gRPC).
+catalog_state() {
+	k -n "$ns" get catalogsource "$catalog_source" -o 'jsonpath={.status.connectionState.lastObservedState}' 2>/dev/null
+}
+
+catalog_ready() { [ "$(catalog_state)" = READY ]; }
+
+olm_ready() {
+	k -n "$ns" rollout status deployment/olm-operator --timeout=2s && k -n "$ns" rollout status deployment/catalog-operator --timeout=2s
+}
+
+up() {
+	local start=$SECONDS holder olm_image catalog_image mod
+	[ -f "$dir/kwok.yaml" ] || die "cluster $name does not exist: run scripts/cluster.sh up $name"
+	holder=$("$root/scripts/node.sh" status 2>/dev/null || true)
+	if [ "$holder" != "$name" ]; then
+		say "OLM runs its operators, its bundle unpack Jobs and the operators it installs as pods:"
+		say "cluster $name has no real node${holder:+ (cluster $holder holds it)}; see scripts/node.sh"
+		exit 3
+	fi
+	mkdir -p "$olm_dir" "$pidfiles"
+
+	say "building OLM (scripts/tools/olm; 3 to 5 minutes the first time) and its image"
+	"$root/scripts/build-tools.sh" olm
+	olm_image=$("$root/scripts/images.sh" olm-image)
+	"$root/scripts/node.sh" import "$name" olm
+
+	say "building the operator, bundle and catalog images (scripts/olm-images.sh)"
+	REGISTRY=$registry "$root/scripts/olm-images.sh" build
+	catalog_image=$registry/catalog:v$(cat "$root/catalog/VERSION")
+	start_registry
+	REGISTRY=$registry "$root/scripts/olm-images.sh" push "$mirror" | sed 's/^/olm.sh: /' >&2
+	"$root/scripts/node.sh" mirror "$name" "$registry_host" "http://$mirror"
+	"$root/scripts/node.sh" admit "$name" "$registry/" "$olm_image"
+
+	mod=$(module_dir)
+	k apply --server-side -f "$mod/deploy/chart/crds" >/dev/null
+	k wait --for=condition=Established --timeout=60s -f "$mod/deploy/chart/crds" >/dev/null
+	manifests "$olm_image" "$catalog_image" | k apply --server-side -f - >/dev/null
+	# A catalog pod of an earlier up serves the catalog it pulled then.
+	k -n "$ns" delete pod -l "olm.catalogSource=$catalog_source" --ignore-not-found >/dev/null
+	wait_until "OLM's operators ready" 180 olm_ready
+	wait_until "catalog $catalog_source READY" 240 catalog_ready
+	say "OLM serves the catalog $catalog_source on cluster $name in $((SECONDS - start))s; subscribe as catalog/README.md shows"
+}
+
+down() {
+	if [ -f "$dir/kubeconfig-$name.yaml" ] && k get --raw /readyz --request-timeout=5s >/dev/null 2>&1 &&
+		k get crd catalogsources.operators.coreos.com >/dev/null 2>&1; then
+		k -n "$ns" delete catalogsource "$catalog_source" --ignore-not-found --wait=false >/dev/null
+		k -n "$ns" delete deployment olm-operator catalog-operator --ignore-not-found >/dev/null
+	fi
+	if alive "$pidfiles/registry.pid" registry; then
+		kill "$(cat "$pidfiles/registry.pid")" 2>/dev/null || true
+		say "stopped the registry on $mirror"
+	fi
+	rm -rf "$pidfiles" "$olm_dir/blobs"
+}
+
+case $cmd in
+up) up ;;
+down) down ;;
+status)
+	state=$(catalog_state || true)
+	echo "${state:-no catalog}"
+	[ "$state" = READY ]
+	;;
+*)
+	sed -n '/^# usage:/,/^set -euo/{/^set/d;s/^# \{0,1\}//;p}' "${BASH_SOURCE[0]}" >&2
+	exit 2
+	;;
+esac
