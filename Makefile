@@ -64,6 +64,10 @@ bundle: ## Write the OLM bundles of the release in catalog/VERSION from crds/ an
 images: ## Build the operator, bundle and catalog images as docker archives in bin/images, without a daemon.
 	scripts/olm-images.sh build
 
+.PHONY: images-push
+images-push: ## Build the operator, bundle and catalog images and push them to REGISTRY (docker login first).
+	scripts/olm-images.sh push
+
 .PHONY: catalog
 catalog: ## Render the file-based catalog catalog/index from catalog/template.yaml and the bundles.
 	cd $(CATALOG_GEN) && GOWORK=off go run -tags $(CATALOG_TAGS) . -root $(ROOT) -registry $(REGISTRY) catalog
@@ -93,23 +97,28 @@ lint: ## Lint the Go code of every module and the shell scripts.
 ##@ Test
 
 .PHONY: test
-test: verify-generate lint test-unit test-integration test-e2e ## Everything CI runs: generate check, lint, unit, envtest and e2e tests.
+test: verify-generate verify-tree lint test-unit test-integration test-e2e ## Everything CI runs: generate and tree checks, lint, unit, envtest and e2e tests.
+
+.PHONY: verify-tree
+verify-tree: ## Fail when git tracks a build output: a binary, or a file over 1 MiB.
+	scripts/check-tree.sh
 
 .PHONY: test-unit
 test-unit: ## Unit tests of every module (no cluster; the e2e module is test-e2e's).
-	for m in $(filter-out tests,$(MODULES)); do (cd $$m && go test -short ./...); done
-	cd $(CATALOG_GEN) && GOWORK=off go test -count=1 -tags $(CATALOG_TAGS) ./...
-	for m in $(LAB_MODULES); do (cd $$m && GOWORK=off go test ./...); done
+	for m in $(filter-out tests,$(MODULES)); do (cd $$m && go test -short -timeout 10m ./...); done
+	cd $(CATALOG_GEN) && GOWORK=off go test -count=1 -timeout 15m -tags $(CATALOG_TAGS) ./...
+	for m in $(LAB_MODULES); do (cd $$m && GOWORK=off go test -timeout 5m ./...); done
+	cd tests && go test -short -timeout 5m ./labs/
 
 .PHONY: test-integration
 test-integration: ## envtest integration tests against the project-built kube-apiserver and etcd.
 	scripts/build-tools.sh kubernetes etcd
-	for m in $(filter operators/%,$(MODULES)); do (cd $$m && go test -count=1 ./...); done
+	for m in $(filter operators/%,$(MODULES)); do (cd $$m && go test -count=1 -timeout 20m ./...); done
 
 .PHONY: test-e2e
 test-e2e: ## End-to-end tests on a local cluster (E2E_PROVIDER=local|kind|kubeconfig).
 	scripts/build-tools.sh kubernetes etcd kwok
-	cd tests && go test -count=1 -p 1 -timeout 30m $(E2E_ARGS) ./...
+	cd tests && go test -count=1 -p 1 -timeout 50m $(E2E_ARGS) ./...
 
 ##@ Cluster
 
@@ -120,6 +129,14 @@ cluster-up: ## Start the local cluster (kwok, no Docker) and make it kubectl's c
 .PHONY: cluster-down
 cluster-down: ## Delete the local cluster.
 	scripts/cluster.sh down
+
+.PHONY: olm-up
+olm-up: ## Install OLM on the local cluster (on its real node) and serve the catalog from a local registry mirror.
+	scripts/olm.sh up
+
+.PHONY: olm-down
+olm-down: ## Remove OLM's operators and the catalog from the local cluster; stop the registry.
+	scripts/olm.sh down
 
 .PHONY: kind-up
 kind-up: ## Start a kind cluster instead (needs Docker).
@@ -134,3 +151,13 @@ kind-down: ## Delete the kind cluster.
 .PHONY: run
 run: ## Start the local cluster, install the CRDs, run every operator and apply the samples; Ctrl-C stops.
 	scripts/run.sh $(OPERATORS)
+
+##@ Labs
+
+# -run is anchored: TestChecker, the checker's own unit test, is no check of
+# anyone's cluster. LAB=42 and LAB=x are refused by the test, which lists the
+# labs.
+.PHONY: lab-check
+lab-check: ## Check your work on lab LAB (make lab-check LAB=7) against your current cluster.
+	@if [ -z "$(LAB)" ]; then echo "make lab-check needs the lab's number: make lab-check LAB=7 checks lab 7 against your current cluster (labs/README.md lists the labs)" >&2; exit 2; fi
+	cd tests && LAB='$(LAB)' go test -count=1 -run '^TestCheck$$' ./labs/ -v

@@ -1,18 +1,13 @@
-// Package labs runs the labs in labs/*.md as a learner would: every ```sh
-// block in order, each on a local cluster of its own with a kubeconfig of its
-// own. A block whose first line is "# in a second terminal" is started in the
-// background and stopped with Ctrl-C (SIGINT) when the lab ends. A lab that
-// holds the line "<!-- needs: real node -->" gets the local cluster's real
-// node, as $E2E_REAL_NODE says (auto by default: the lab is skipped, saying
-// why, on a machine that cannot run containers; required: it fails there).
 package labs
 
 import (
-	"bufio"
+	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -21,74 +16,83 @@ import (
 	"github.com/operator-workshops/workshop/tests/internal/cluster"
 )
 
-const (
-	secondTerminal = "# in a second terminal"
-	needsRealNode  = "<!-- needs: real node -->"
-)
-
-// blocks returns the shell blocks of a Markdown file, in order.
-func blocks(t *testing.T, path string) []string {
+// readLab parses the lab at path, named by its path from the repository
+// root in errors.
+func readLab(t *testing.T, root, path string) []step {
 	t.Helper()
 	f, err := os.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer func() { _ = f.Close() }()
-	var out []string
-	var cur *strings.Builder
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		line := sc.Text()
-		switch {
-		case cur == nil && strings.TrimSpace(line) == "```sh":
-			cur = &strings.Builder{}
-		case cur != nil && strings.TrimSpace(line) == "```":
-			out = append(out, cur.String())
-			cur = nil
-		case cur != nil:
-			cur.WriteString(line + "\n")
-		}
+	name, err := filepath.Rel(root, path)
+	if err != nil {
+		name = path
 	}
-	if err := sc.Err(); err != nil {
+	steps, err := parse(name, f)
+	if err != nil {
 		t.Fatal(err)
 	}
-	if cur != nil {
-		t.Fatalf("%s: a ```sh block is not closed", path)
-	}
-	return out
+	return steps
 }
 
+// TestLabs runs every ```sh block of every lab in order, each lab on a
+// local cluster of its own with a kubeconfig of its own, each block with
+// `bash -euo pipefail`: a failing command, or a failing command anywhere in
+// a pipeline, fails the lab. A block whose first line is "# in a second
+// terminal" is started in the background, must still run after each block
+// that follows, and is stopped with Ctrl-C (SIGINT) when the lab ends. A
+// ```text block under a ```sh block is the output that block must print
+// (markdown.go). After the last block of the "## Check" section, the
+// checker of make lab-check (check.go) runs the lab's checks on the same
+// cluster and must say every one is done. A lab that holds the line
+// "<!-- needs: real node -->" gets the local cluster's real node, as
+// $E2E_REAL_NODE says (auto by default: the lab is skipped, saying why, on a
+// machine that cannot run containers; required: it fails there).
 func TestLabs(t *testing.T) {
+	if testing.Short() {
+		t.Skip("the labs need a cluster; -short runs the lab parser's tests only")
+	}
+	root, labs := labFiles(t)
+	for _, lab := range labs {
+		t.Run(strings.TrimSuffix(filepath.Base(lab), ".md"), func(t *testing.T) { runLab(t, root, lab) })
+	}
+}
+
+// labFiles returns the repository root and its labs, README.md aside.
+func labFiles(t *testing.T) (string, []string) {
+	t.Helper()
 	root, err := testenv.RepoRoot()
 	if err != nil {
 		t.Fatal(err)
 	}
-	labs, err := filepath.Glob(filepath.Join(root, "labs", "*.md"))
+	all, err := filepath.Glob(filepath.Join(root, "labs", "*.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	ran := 0
-	for _, lab := range labs {
-		if filepath.Base(lab) == "README.md" {
-			continue
+	var labs []string
+	for _, lab := range all {
+		if filepath.Base(lab) != "README.md" {
+			labs = append(labs, lab)
 		}
-		ran++
-		t.Run(strings.TrimSuffix(filepath.Base(lab), ".md"), func(t *testing.T) { runLab(t, root, lab) })
 	}
-	if ran == 0 {
+	if len(labs) == 0 {
 		t.Fatal("no lab found in labs/")
 	}
+	return root, labs
 }
 
 func runLab(t *testing.T, root, lab string) {
 	name := "lab-" + strings.TrimSuffix(filepath.Base(lab), ".md")
+	file := filepath.Join("labs", filepath.Base(lab))
 	env := append(cluster.Env(root, filepath.Join(t.TempDir(), "kubeconfig"), filepath.Join(t.TempDir(), "kubectl-cache")),
 		"CLUSTER_NAME="+name)
 	text, err := os.ReadFile(lab)
 	if err != nil {
 		t.Fatal(err)
 	}
-	realNode := strings.Contains(string(text), needsRealNode)
+	steps := readLab(t, root, lab)
+	realNode := bytes.Contains(text, []byte(needsRealNode))
 	if realNode {
 		mode := os.Getenv("E2E_REAL_NODE")
 		if mode == "" {
@@ -97,9 +101,10 @@ func runLab(t *testing.T, root, lab string) {
 		env = append(env, "CLUSTER_REAL_NODE="+mode) // the last one counts
 	}
 	command := func(ctx context.Context, script string) *exec.Cmd {
-		// -e: a failing command fails the block; no pipefail, so that
-		// `cmd | grep` is judged by what grep finds, as a reader reads it.
-		cmd := exec.CommandContext(ctx, "bash", "-eu", "-c", script)
+		// pipefail: `cmd | grep` fails when cmd fails, so an error can no
+		// longer hide behind a grep that finds something (README.md says
+		// how a lab shows an expected failure instead).
+		cmd := exec.CommandContext(ctx, "bash", "-euo", "pipefail", "-c", script)
 		cmd.Dir, cmd.Env = root, env
 		return cmd
 	}
@@ -110,18 +115,45 @@ func runLab(t *testing.T, root, lab string) {
 		}
 	})
 
-	for i, block := range blocks(t, lab) {
-		if strings.HasPrefix(block, secondTerminal) {
-			startBackground(t, command(context.Background(), block))
+	// After the lab's own Check blocks pass, make lab-check must say every
+	// check is done on the same cluster: the checker learners run is run
+	// here too, on every lab.
+	cs, err := checks(file, bytes.NewReader(text))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lastCheck := -1
+	for i, s := range steps {
+		if s.section == checkSection {
+			lastCheck = i
+		}
+	}
+
+	var second []*background
+	for i, s := range steps {
+		if s.background {
+			second = append(second, startBackground(t, file, s, command(context.Background(), s.script)))
 			continue
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 		start := time.Now()
-		out, err := command(ctx, block).CombinedOutput()
+		out, err := command(ctx, s.script).CombinedOutput()
 		cancel()
-		t.Logf("block %d (%s):\n%s%s", i+1, time.Since(start).Round(time.Millisecond), block, out)
+		t.Logf("%s:%d (%s):\n%s%s", file, s.line, time.Since(start).Round(time.Millisecond), s.script, out)
+		// A second terminal that died is more likely the cause of a
+		// failure than its symptom, so it is reported first.
+		for _, b := range second {
+			b.checkRunning(t)
+		}
 		if err != nil {
-			t.Fatalf("block %d of %s failed: %v", i+1, filepath.Base(lab), err)
+			t.Fatalf("%s:%d: the block failed (%v); its commands and their output are logged above", file, s.line, err)
+		}
+		if s.wantLine != 0 && !matches(s.want, string(out)) {
+			t.Fatalf("%s:%d: the block's output is not what the ```text block of line %d shows (its lines in order, \"...\" for lines or text left out, runs of spaces as one):\n--- shown:\n%s\n--- printed:\n%s",
+				file, s.line, s.wantLine, strings.Join(s.want, "\n"), out)
+		}
+		if i == lastCheck {
+			runChecker(t, file, root, env, cs)
 		}
 		if realNode && i == 0 {
 			// The first block starts the cluster: has it the real node?
@@ -137,19 +169,86 @@ func runLab(t *testing.T, root, lab string) {
 	}
 }
 
+// runChecker runs make lab-check's checker on the lab's cluster, whose
+// Check blocks just passed, and fails unless it says every check is done.
+func runChecker(t *testing.T, file, root string, env []string, cs []check) {
+	t.Helper()
+	n, err := strconv.Atoi(strings.SplitN(filepath.Base(file), "-", 2)[0])
+	if err != nil {
+		t.Fatalf("%s: a lab's file name starts with its number: %v", file, err)
+	}
+	var out strings.Builder
+	k := &checker{file: file, dir: root, env: env, out: &out, timeout: 5 * time.Minute}
+	for _, c := range cs {
+		k.run(context.Background(), c)
+	}
+	out.WriteString(k.summary(n, len(cs)) + "\n")
+	t.Logf("make lab-check LAB=%d says:\n%s", n, out.String())
+	if k.done != len(cs) {
+		t.Fatalf("%s: make lab-check finds checks missing on the cluster whose Check blocks just passed (see above)", file)
+	}
+}
+
+// A background is a block run in a second terminal.
+type background struct {
+	file     string
+	step     step
+	cmd      *exec.Cmd
+	logs     *strings.Builder // read only once cmd was waited for
+	reported bool
+}
+
 // startBackground runs cmd in a process group of its own, like a second
 // terminal, and stops it as Ctrl-C would when the test ends.
-func startBackground(t *testing.T, cmd *exec.Cmd) {
+func startBackground(t *testing.T, file string, s step, cmd *exec.Cmd) *background {
 	t.Helper()
-	logs := &strings.Builder{}
-	cmd.Stdout, cmd.Stderr = logs, logs
+	b := &background{file: file, step: s, cmd: cmd, logs: &strings.Builder{}}
+	cmd.Stdout, cmd.Stderr = b.logs, b.logs
 	if err := cluster.StartGroup(cmd); err != nil {
-		t.Fatal(err)
+		t.Fatalf("%s:%d: %v", file, s.line, err)
 	}
 	t.Cleanup(func() {
 		cluster.StopGroup(cmd)
-		if t.Failed() {
-			t.Logf("the second terminal printed:\n%s", logs)
+		if t.Failed() && !b.reported {
+			t.Logf("%s:%d, in a second terminal, printed:\n%s", file, s.line, b.logs)
 		}
 	})
+	return b
+}
+
+// checkRunning fails the test when the block has ended: a second terminal
+// runs until the lab ends (an operator, kubectl proxy), and a lab that goes
+// on without it would fail later with a symptom, or pass for a wrong reason.
+func (b *background) checkRunning(t *testing.T) {
+	t.Helper()
+	if !exited(b.cmd.Process.Pid) {
+		return
+	}
+	// StopGroup waits for it, and stops what it started that still runs.
+	cluster.StopGroup(b.cmd)
+	status := "exited"
+	if b.cmd.ProcessState != nil {
+		status = b.cmd.ProcessState.String()
+	}
+	b.reported = true
+	t.Fatalf("%s:%d: the block in a second terminal ended (%s) before the lab did; it printed:\n%s", b.file, b.step.line, status, b.logs)
+}
+
+// exited reports whether the process pid, a child of this one, has ended.
+// It reads /proc (the local cluster runs on Linux only) instead of waiting
+// for the process, which would take its exit from cluster.StopGroup: an
+// ended child stays a zombie until it is waited for.
+func exited(pid int) bool {
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return true
+	}
+	// The state follows the command's name, in parentheses, which may hold
+	// any character.
+	i := bytes.LastIndexByte(stat, ')')
+	if i < 0 || i+2 >= len(stat) {
+		return false
+	}
+	state := stat[i+2]
+	return state == 'Z' || state == 'X'
 }

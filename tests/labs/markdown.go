@@ -1,0 +1,269 @@
+// Package labs runs the labs in labs/*.md as a learner would: TestLabs
+// (labs_test.go) runs their commands, on a cluster. This file holds what
+// needs no cluster, so that markdown_test.go checks it on any machine:
+// reading a lab's fenced blocks, and comparing a command's output with the
+// output the lab shows.
+package labs
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"strings"
+)
+
+const (
+	secondTerminal = "# in a second terminal"
+	needsRealNode  = "<!-- needs: real node -->"
+	// checkSection is the heading of the section whose ```sh blocks are the
+	// lab's checks (checks, and make lab-check).
+	checkSection = "Check"
+	// notRunReason is what the paragraph above a ```console block says, so
+	// that a learner knows why these commands are not checked like the others.
+	notRunReason = "not run"
+	// gap, as a line of a ```text block or inside one, stands for output the
+	// lab leaves out.
+	gap = "..."
+)
+
+// The fences a lab may use. Any other is refused rather than skipped: a
+// block the runner skipped by mistake (```bash, ```shell, a bare ```) would
+// be a command nobody checks, which is how a lab rots.
+const (
+	fenceRun    = "sh"      // commands, run in order
+	fenceOutput = "text"    // the output of the ```sh block above it
+	fenceNotRun = "console" // commands that cannot run here; the paragraph above says why
+	knownFences = "```sh (commands the test runs), ```text (the output of the ```sh block above it) or ```console (commands it cannot run, with the reason in the paragraph above)"
+)
+
+// A step is a ```sh block of a lab, with the output the lab shows for it.
+type step struct {
+	line       int      // of its opening fence, from 1
+	script     string   // its lines, each ending in "\n"
+	background bool     // its first line is secondTerminal
+	want       []string // the lines of the ```text block under it
+	wantLine   int      // that block's opening fence; 0 when it has none
+	section    string   // the "## " heading it is under, without the "## "
+}
+
+// parse reads the fenced blocks of the lab named name and returns its steps
+// in order. It refuses a fence it does not know, a ```console block with no
+// reason above it, a ```text block that does not follow a ```sh block whose
+// output it can be, and a block that is not closed; the error names the file
+// and line.
+func parse(name string, r io.Reader) ([]step, error) {
+	var (
+		steps     []step
+		kind      string   // of the block being read; "" outside blocks
+		start     int      // its opening fence's line
+		body      []string // its lines
+		paragraph []string // the prose paragraph last read outside blocks
+		section   string   // the last "## " heading read outside blocks
+		blank     bool     // a blank line ended it
+		lastKind  string   // of the last block closed
+		n         int
+	)
+	sc := bufio.NewScanner(r)
+	for sc.Scan() {
+		n++
+		line := sc.Text()
+		trimmed := strings.TrimSpace(line)
+		switch {
+		case kind == "" && strings.HasPrefix(trimmed, "```"):
+			kind, start, body = strings.TrimSpace(strings.TrimPrefix(trimmed, "```")), n, nil
+			switch kind {
+			case fenceRun, fenceOutput:
+			case fenceNotRun:
+				if !strings.Contains(strings.ToLower(strings.Join(paragraph, " ")), notRunReason) {
+					return nil, fmt.Errorf("%s:%d: a ```console block is not run by the test, and the paragraph just above it does not say why: add the reason there, with the words %q (for example: these are %s by make test, which runs offline)", name, n, notRunReason, notRunReason)
+				}
+			default:
+				return nil, fmt.Errorf("%s:%d: the fence %q is not one the lab runner knows, and it skips nothing: use %s", name, n, trimmed, knownFences)
+			}
+		case kind == "":
+			if strings.HasPrefix(line, "## ") {
+				section = strings.TrimSpace(strings.TrimPrefix(line, "## "))
+			}
+			switch {
+			case trimmed == "":
+				blank = true
+			case blank:
+				paragraph, blank = []string{trimmed}, false
+			default:
+				paragraph = append(paragraph, trimmed)
+			}
+		case trimmed == "```":
+			switch kind {
+			case fenceRun:
+				script := strings.Join(body, "\n") + "\n"
+				steps = append(steps, step{line: start, script: script, background: strings.HasPrefix(script, secondTerminal), section: section})
+			case fenceOutput:
+				if lastKind != fenceRun {
+					above := "there is none"
+					if lastKind != "" {
+						above = "the block above is a ```" + lastKind
+					}
+					return nil, fmt.Errorf("%s:%d: a ```text block shows the output of the ```sh block just above it, and %s: move it under the ```sh block whose output it is, or make it prose", name, start, above)
+				}
+				prev := &steps[len(steps)-1]
+				if prev.background {
+					return nil, fmt.Errorf("%s:%d: a ```text block follows the ```sh block of line %d, which runs in a second terminal until the lab ends: its output cannot be compared, so show it in prose", name, start, prev.line)
+				}
+				prev.want, prev.wantLine = body, start
+			}
+			lastKind, kind, paragraph, blank = kind, "", nil, false
+		default:
+			body = append(body, line)
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	if kind != "" {
+		return nil, fmt.Errorf("%s:%d: the ```%s block is not closed: end it with a line ```", name, start, kind)
+	}
+	return steps, nil
+}
+
+// A check is one thing a learner should have achieved in a lab, and the
+// commands that prove it: in a ```sh block of the lab's "## Check" section,
+// a comment line "# <what this proves, in plain words>" starts a check, and
+// the lines down to the next comment line are its commands.
+type check struct {
+	line   int    // of its comment line, from 1
+	name   string // the comment, without its "#"
+	script string // the lines under the comment, blank ones too (its line i is the lab's line+i), each ending in "\n"
+}
+
+// checks returns the checks of the lab named name, read from r with parse,
+// so that the test runner and make lab-check read a lab alike. It refuses a
+// lab with no "## Check" section or no ```sh block in it, a command before
+// any comment (it would belong to no check), a comment with no command under
+// it, a block in a second terminal, and a ```text block under a Check block:
+// a check says done or missing by its commands' exit status alone.
+func checks(name string, r io.Reader) ([]check, error) {
+	steps, err := parse(name, r)
+	if err != nil {
+		return nil, err
+	}
+	var cs []check
+	for _, s := range steps {
+		if s.section != checkSection {
+			continue
+		}
+		if s.background {
+			return nil, fmt.Errorf("%s:%d: a check cannot run in a second terminal: make the block's commands end, or move the block out of the ## %s section", name, s.line, checkSection)
+		}
+		if s.wantLine != 0 {
+			return nil, fmt.Errorf("%s:%d: a check says done or missing by its commands' exit status, and the ```text block of line %d would not count: check the output in the commands (grep -x), or make it prose", name, s.line, s.wantLine)
+		}
+		first := len(cs)
+		for i, l := range strings.Split(strings.TrimSuffix(s.script, "\n"), "\n") {
+			n := s.line + 1 + i
+			switch trimmed := strings.TrimSpace(l); {
+			case strings.HasPrefix(trimmed, "#"):
+				if len(cs) > first && strings.TrimSpace(cs[len(cs)-1].script) == "" {
+					last := cs[len(cs)-1]
+					return nil, fmt.Errorf("%s:%d: the check %q has no command: put its commands under its comment, or remove the comment", name, last.line, last.name)
+				}
+				cs = append(cs, check{line: n, name: strings.TrimSpace(strings.TrimPrefix(trimmed, "#"))})
+			case trimmed == "" && len(cs) == first:
+			case len(cs) == first:
+				return nil, fmt.Errorf("%s:%d: a command before any comment in the ## %s section: start each check with a line \"# <what it proves, in plain words>\"", name, n, checkSection)
+			default:
+				cs[len(cs)-1].script += l + "\n"
+			}
+		}
+		if len(cs) == first {
+			return nil, fmt.Errorf("%s:%d: the ```sh block holds no check: start each check with a line \"# <what it proves, in plain words>\"", name, s.line)
+		}
+		if last := cs[len(cs)-1]; strings.TrimSpace(last.script) == "" {
+			return nil, fmt.Errorf("%s:%d: the check %q has no command: put its commands under its comment, or remove the comment", name, last.line, last.name)
+		}
+	}
+	if len(cs) == 0 {
+		return nil, fmt.Errorf("%s: no check: a lab has a \"## %s\" section whose ```sh blocks say what a learner should have achieved, each check a comment line \"# <what it proves>\" and the commands under it", name, checkSection)
+	}
+	return cs, nil
+}
+
+// title returns the text of a lab's first "# " heading, "" when it has none.
+func title(lab []byte) string {
+	for _, l := range strings.Split(string(lab), "\n") {
+		if strings.HasPrefix(l, "# ") {
+			return strings.TrimSpace(strings.TrimPrefix(l, "# "))
+		}
+	}
+	return ""
+}
+
+// matches reports whether out, a block's output, is what want (the lines of
+// its ```text block) shows. Each line of want matches one line of out, in
+// order and with no line between them, but where want has a line "...",
+// which stands for any number of lines; inside a line, "..." stands for any
+// text. Runs of spaces count as one, so that a table's column widths do not
+// matter; blank lines at either end of want do not count. want shows the
+// whole output: one that shows only some of it starts or ends with "...".
+func matches(want []string, out string) bool {
+	for len(want) > 0 && strings.TrimSpace(want[0]) == "" {
+		want = want[1:]
+	}
+	for len(want) > 0 && strings.TrimSpace(want[len(want)-1]) == "" {
+		want = want[:len(want)-1]
+	}
+	got := strings.Split(strings.TrimRight(out, "\n"), "\n")
+	if out == "" {
+		got = nil
+	}
+	return matchLines(normalize(want), normalize(got))
+}
+
+// matchLines matches want against the whole of got. ok[i][j] says whether
+// want[i:] matches got[j:]; a gap line matches zero lines or one more.
+func matchLines(want, got []string) bool {
+	ok := make([][]bool, len(want)+1)
+	for i := range ok {
+		ok[i] = make([]bool, len(got)+1)
+	}
+	ok[len(want)][len(got)] = true
+	for i := len(want) - 1; i >= 0; i-- {
+		for j := len(got); j >= 0; j-- {
+			if want[i] == gap {
+				ok[i][j] = ok[i+1][j] || (j < len(got) && ok[i][j+1])
+			} else {
+				ok[i][j] = j < len(got) && matchLine(want[i], got[j]) && ok[i+1][j+1]
+			}
+		}
+	}
+	return ok[0][0]
+}
+
+// matchLine reports whether line is what pattern shows, "..." in pattern
+// standing for any text.
+func matchLine(pattern, line string) bool {
+	parts := strings.Split(pattern, gap)
+	if len(parts) == 1 {
+		return pattern == line
+	}
+	if !strings.HasPrefix(line, parts[0]) {
+		return false
+	}
+	rest := line[len(parts[0]):]
+	for _, p := range parts[1 : len(parts)-1] {
+		i := strings.Index(rest, p)
+		if i < 0 {
+			return false
+		}
+		rest = rest[i+len(p):]
+	}
+	return strings.HasSuffix(rest, parts[len(parts)-1])
+}
+
+// normalize trims each line and makes its runs of spaces one.
+func normalize(lines []string) []string {
+	out := make([]string, len(lines))
+	for i, l := range lines {
+		out[i] = strings.Join(strings.Fields(l), " ")
+	}
+	return out
+}
