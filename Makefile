@@ -97,7 +97,7 @@ lint: ## Lint the Go code of every module and the shell scripts.
 ##@ Test
 
 .PHONY: test
-test: verify-generate verify-tree lint test-unit test-integration test-e2e ## Everything CI runs: generate and tree checks, lint, unit, envtest and e2e tests.
+test: verify-generate verify-tree lint test-unit fuzz test-integration test-e2e ## Everything CI runs: generate and tree checks, lint, unit, fuzzing, envtest and e2e tests.
 
 .PHONY: verify-tree
 verify-tree: ## Fail when git tracks a build output: a binary, or a file over 1 MiB.
@@ -109,6 +109,19 @@ test-unit: ## Unit tests of every module (no cluster; the e2e module is test-e2e
 	cd $(CATALOG_GEN) && GOWORK=off go test -count=1 -timeout 15m -tags $(CATALOG_TAGS) ./...
 	for m in $(LAB_MODULES); do (cd $$m && GOWORK=off go test -timeout 5m ./...); done
 	cd tests && go test -short -timeout 5m ./labs/
+
+# The fuzz targets of the pure logic: operator/package:target. Each runs for
+# FUZZTIME; their seeds also run as plain tests in test-unit.
+FUZZ_TARGETS := etcd-cluster/membership:FuzzNext etcd-cluster/membership:FuzzOrdinal \
+	gordon/replicas:FuzzCompute gordon/replicas:FuzzBatches
+FUZZTIME ?= 10s
+
+.PHONY: fuzz
+fuzz: ## Fuzz the membership planner, member names and gordon's replica arithmetic for FUZZTIME each (10s).
+	for f in $(FUZZ_TARGETS); do \
+		op=$${f%%/*}; rest=$${f#*/}; pkg=$${rest%%:*}; target=$${rest#*:}; \
+		(cd operators/$$op && go test -run '^$$' -fuzz "^$$target\$$" -fuzztime $(FUZZTIME) ./internal/$$pkg/); \
+	done
 
 .PHONY: test-integration
 test-integration: ## envtest integration tests against the project-built kube-apiserver and etcd.

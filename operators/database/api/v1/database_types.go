@@ -84,6 +84,11 @@ type DatabaseStatus struct {
 // Database is a mongo or mysql database run as one Pod, exposed by a NodePort
 // Service of the same name.
 //
+// Its name is the name of its Service and the value of its children's
+// instance label: a DNS label of at most 63 characters.
+//
+// +kubebuilder:validation:XValidation:rule="self.metadata.name.size() <= 63",message="metadata.name may have at most 63 characters: it names the Database's Service and labels its Pod"
+// +kubebuilder:validation:XValidation:rule="self.metadata.name.matches('^[a-z]([-a-z0-9]*[a-z0-9])?$')",message="metadata.name must be a DNS label (lower-case letters, digits and -, starting with a letter): it names the Database's Service"
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
 // +kubebuilder:resource:shortName=db;dbs

@@ -112,12 +112,34 @@ func TestBadInputIsRefusedAtAdmission(t *testing.T) {
 		{"no type", map[string]any{}, "spec.type: Required value"},
 		{"unknown type", map[string]any{"type": "postgres"}, `spec.type: Unsupported value: "postgres": supported values: "mongo", "mysql"`},
 		{"secret for mongo", map[string]any{"type": "mongo", "rootPasswordSecretRef": map[string]any{"name": "s"}}, "rootPasswordSecretRef is only for type mysql"},
+		{"a type in capitals", map[string]any{"type": "MySQL"}, `spec.type: Unsupported value: "MySQL"`},
+		{"an empty image", map[string]any{"type": "mongo", "image": ""}, "spec.image in body should be at least 1 chars long"},
+		{"an image name too long", map[string]any{"type": "mongo", "image": strings.Repeat("i", 513)}, "spec.image: Too long"},
+		{"a secret without its name", map[string]any{"type": "mysql", "rootPasswordSecretRef": map[string]any{"key": "k"}}, "spec.rootPasswordSecretRef.name: Required value"},
+		{"a secret with an empty key", map[string]any{"type": "mysql", "rootPasswordSecretRef": map[string]any{"name": "s", "key": ""}}, "spec.rootPasswordSecretRef.key in body should be at least 1 chars long"},
+		{"the seed's replicas", map[string]any{"type": "mongo", "replicas": 2}, `unknown field "spec.replicas"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			err := suite.Client.Create(ctx, rawDatabase(ns, "bad", tt.spec))
+			// kubectl apply asks for strict field validation, as here.
+			err := suite.Client.Create(ctx, rawDatabase(ns, "bad", tt.spec), client.FieldValidation("Strict"))
 			if err == nil || !strings.Contains(err.Error(), tt.message) {
 				t.Fatalf("want an admission error containing %q, got %v", tt.message, err)
+			}
+		})
+	}
+	// A dot in the name was accepted once, and its Service refused in a loop.
+	names := []struct{ name, message string }{
+		{"my.db", "must be a DNS label"},
+		{"1db", "must be a DNS label"},
+		{"db-", "must be a DNS label"},
+		{strings.Repeat("d", 64), "at most 63 characters"},
+	}
+	for _, n := range names {
+		t.Run("the name "+n.name, func(t *testing.T) {
+			err := suite.Client.Create(ctx, rawDatabase(ns, n.name, map[string]any{"type": "mongo"}))
+			if err == nil || !strings.Contains(err.Error(), n.message) {
+				t.Fatalf("want an admission error containing %q, got %v", n.message, err)
 			}
 		})
 	}

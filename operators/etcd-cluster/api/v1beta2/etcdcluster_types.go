@@ -35,11 +35,15 @@ type ClusterSpec struct {
 	// +kubebuilder:validation:MinLength=1
 	Repository string `json:"repository,omitempty"`
 
-	// version of etcd, for example "3.2.13" or "3.6.16". A change rolls the
-	// members one at a time.
+	// version of etcd, for example "3.2.13" or "3.6.16": MAJOR.MINOR.PATCH,
+	// with or without a leading v. A change rolls the members one at a time;
+	// etcd upgrades one minor version at a time and never downgrades, so a
+	// change may keep the minor version or raise it by one.
 	// +optional
 	// +kubebuilder:default="3.2.13"
-	// +kubebuilder:validation:Pattern=`^v?[0-9]+\.[0-9]+\.[0-9]+.*$`
+	// +kubebuilder:validation:MaxLength=32
+	// +kubebuilder:validation:XValidation:rule="self.matches('^v?(0|[1-9][0-9]*)[.](0|[1-9][0-9]*)[.](0|[1-9][0-9]*)$')",message="version must be MAJOR.MINOR.PATCH, such as 3.5.21 (a v in front is allowed; no pre-release or build suffix)"
+	// +kubebuilder:validation:XValidation:rule="!oldSelf.matches('^v?[0-9]+[.][0-9]+[.]') || !self.matches('^v?[0-9]+[.][0-9]+[.]') || (self.replace('v', '').split('.')[0] == oldSelf.replace('v', '').split('.')[0] && int(self.replace('v', '').split('.')[1]) - int(oldSelf.replace('v', '').split('.')[1]) in [0, 1])",message="version may keep its minor version or raise it by one, never go down or skip one: etcd supports no other upgrade (3.4.x to 3.5.y, then 3.6.z)"
 	Version string `json:"version,omitempty"`
 
 	// paused stops every change to the cluster, until it is false again.
@@ -53,9 +57,12 @@ type ClusterSpec struct {
 
 // PodPolicy is the subset of the coreos pod policy the operator honours.
 type PodPolicy struct {
-	// labels added to the member pods; they cannot override the operator's
-	// own (app, etcd_cluster).
+	// labels added to the member pods; they cannot set the operator's own
+	// (app, etcd_cluster, app.kubernetes.io/*, etcd.database.coreos.com/*),
+	// which select and identify the members.
 	// +optional
+	// +kubebuilder:validation:MaxProperties=64
+	// +kubebuilder:validation:XValidation:rule="self.all(k, !(k in ['app', 'etcd_cluster']) && !k.startsWith('app.kubernetes.io/') && !k.startsWith('etcd.database.coreos.com/'))",message="pod.labels cannot set app, etcd_cluster, app.kubernetes.io/* or etcd.database.coreos.com/*: the operator selects and identifies its members by them"
 	Labels map[string]string `json:"labels,omitempty"`
 
 	// nodeSelector of the member pods.
@@ -158,6 +165,13 @@ type ClusterStatus struct {
 
 // EtcdCluster is an etcd cluster of spec.size members.
 //
+// Its name names its Services (<name> and <name>-client) and, with an
+// ordinal, its member pods, which are the members' host names
+// (<name>-<ordinal>.<name>): a DNS label of at most 50 characters, leaving
+// room for the ordinal.
+//
+// +kubebuilder:validation:XValidation:rule="self.metadata.name.size() <= 50",message="metadata.name may have at most 50 characters: the member pods are named <name>-<ordinal>, and a pod's host name has at most 63"
+// +kubebuilder:validation:XValidation:rule="self.metadata.name.matches('^[a-z]([-a-z0-9]*[a-z0-9])?$')",message="metadata.name must be a DNS label (lower-case letters, digits and -, starting with a letter): it names the cluster's Services"
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
 // +kubebuilder:resource:shortName=etcd;etcdclus

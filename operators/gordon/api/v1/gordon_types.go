@@ -69,6 +69,10 @@ type GordonStatus struct {
 // Gordon keeps spec.gordon.replicas identical pods running, lists them in its
 // status and replaces those that end.
 //
+// Its name is the value of its pods' instance label, by which it selects
+// them: at most 63 characters.
+//
+// +kubebuilder:validation:XValidation:rule="self.metadata.name.size() <= 63",message="metadata.name may have at most 63 characters: it is the value of the pods' app.kubernetes.io/instance label, and a label value has at most 63"
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
 // +kubebuilder:subresource:scale:specpath=.spec.gordon.replicas,statuspath=.status.replicas,selectorpath=.status.selector

@@ -218,7 +218,7 @@ func TestEndedAndDeletedPodsAreReplaced(t *testing.T) {
 	stays(t, g, 2)
 }
 
-func TestBadReplicasAreRefusedAtAdmission(t *testing.T) {
+func TestBadInputIsRefusedAtAdmission(t *testing.T) {
 	ns := suite.Namespace(t, nil)
 	tests := []struct {
 		name     string
@@ -229,16 +229,40 @@ func TestBadReplicasAreRefusedAtAdmission(t *testing.T) {
 		{"not an integer", map[string]any{"replicas": 2.5}, "spec.gordon.replicas in body must be of type int32"},
 		{"a string", map[string]any{"replicas": "three"}, "spec.gordon.replicas in body must be of type integer"},
 		{"missing", map[string]any{}, "spec.gordon.replicas: Required value"},
+		{"over the limit", map[string]any{"replicas": 1001}, "spec.gordon.replicas in body should be less than or equal to 1000"},
+		{"an empty image", map[string]any{"replicas": 1, "image": ""}, "spec.gordon.image in body should be at least 1 chars long"},
+		{"an image name too long", map[string]any{"replicas": 1, "image": strings.Repeat("i", 513)}, "spec.gordon.image: Too long"},
+		{"replicas beside gordon", map[string]any{"replicas": 1, "size": 3}, `unknown field "spec.gordon.size"`},
+	}
+	gordon := func(name string, spec map[string]any) *unstructured.Unstructured {
+		return &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": gordonv1.GroupVersion.String(),
+			"kind":       "Gordon",
+			"metadata":   map[string]any{"name": name, "namespace": ns},
+			"spec":       spec,
+		}}
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			u := &unstructured.Unstructured{Object: map[string]any{
-				"apiVersion": gordonv1.GroupVersion.String(),
-				"kind":       "Gordon",
-				"metadata":   map[string]any{"name": "bad", "namespace": ns},
-				"spec":       map[string]any{"gordon": tt.settings},
-			}}
-			err := suite.Client.Create(context.Background(), u)
+			// kubectl apply asks for strict field validation, as here.
+			err := suite.Client.Create(context.Background(), gordon("bad", map[string]any{"gordon": tt.settings}), client.FieldValidation("Strict"))
+			if err == nil || !strings.Contains(err.Error(), tt.message) {
+				t.Fatalf("want an error containing %q, got %v", tt.message, err)
+			}
+		})
+	}
+	others := []struct {
+		name, object string
+		spec         map[string]any
+		message      string
+	}{
+		{"no gordon settings", "bad", map[string]any{}, "spec.gordon: Required value"},
+		{"the workshop's state at the top of spec", "bad", map[string]any{"gordon": map[string]any{"replicas": 1}, "state": "up"}, `unknown field "spec.state"`},
+		{"a name too long for the pods' label", strings.Repeat("g", 64), map[string]any{"gordon": map[string]any{"replicas": 1}}, "at most 63 characters"},
+	}
+	for _, tt := range others {
+		t.Run(tt.name, func(t *testing.T) {
+			err := suite.Client.Create(context.Background(), gordon(tt.object, tt.spec), client.FieldValidation("Strict"))
 			if err == nil || !strings.Contains(err.Error(), tt.message) {
 				t.Fatalf("want an error containing %q, got %v", tt.message, err)
 			}
