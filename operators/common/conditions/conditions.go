@@ -37,3 +37,18 @@ func Set(conds *[]metav1.Condition, generation int64, typ string, status metav1.
 func IsTrue(conds []metav1.Condition, typ string) bool {
 	return meta.IsStatusConditionTrue(conds, typ)
 }
+
+// NewlyDegraded returns after's Degraded condition when it is True and
+// before's was not, or was for another reason: the moment to tell a person,
+// once, with an Event (the status says it all along). Messages may change
+// from pass to pass (a restart count) without a new Event.
+func NewlyDegraded(before, after []metav1.Condition) (metav1.Condition, bool) {
+	d := meta.FindStatusCondition(after, Degraded)
+	if d == nil || d.Status != metav1.ConditionTrue {
+		return metav1.Condition{}, false
+	}
+	if was := meta.FindStatusCondition(before, Degraded); was != nil && was.Status == metav1.ConditionTrue && was.Reason == d.Reason {
+		return metav1.Condition{}, false
+	}
+	return *d, true
+}

@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -29,5 +30,33 @@ func TestSet(t *testing.T) {
 	}
 	if IsTrue(conds, Degraded) {
 		t.Error("absent condition reported true")
+	}
+}
+
+func TestNewlyDegraded(t *testing.T) {
+	var healthy, pulling, pullingAgain, crashing []metav1.Condition
+	Set(&healthy, 1, Degraded, metav1.ConditionFalse, "Reconciled", "no problem found")
+	Set(&pulling, 1, Degraded, metav1.ConditionTrue, "ImagePullBackOff", "back-off pulling image")
+	Set(&pullingAgain, 1, Degraded, metav1.ConditionTrue, "ImagePullBackOff", "back-off pulling image, again")
+	Set(&crashing, 1, Degraded, metav1.ConditionTrue, "CrashLoopBackOff", "back-off restarting")
+	tests := []struct {
+		name          string
+		before, after []metav1.Condition
+		tell          bool
+	}{
+		{"healthy", healthy, healthy, false},
+		{"first problem", nil, pulling, true},
+		{"problem after health", healthy, pulling, true},
+		{"the same problem, another message", pulling, pullingAgain, false},
+		{"another problem", pulling, crashing, true},
+		{"fixed", crashing, healthy, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d, tell := NewlyDegraded(tt.before, tt.after)
+			if tell != tt.tell || (tell && d.Reason != meta.FindStatusCondition(tt.after, Degraded).Reason) {
+				t.Errorf("NewlyDegraded = %+v, %v; want %v", d, tell, tt.tell)
+			}
+		})
 	}
 }

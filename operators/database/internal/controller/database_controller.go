@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/operator-workshops/workshop/operators/common/apply"
+	"github.com/operator-workshops/workshop/operators/common/conditions"
 	"github.com/operator-workshops/workshop/operators/common/refs"
 	"github.com/operator-workshops/workshop/operators/common/status"
 	dbv1 "github.com/operator-workshops/workshop/operators/database/api/v1"
@@ -48,7 +49,11 @@ func (r *DatabaseReconciler) Reconcile(ctx context.Context, req ctrl.Request) (_
 		err = status.Finish(ctx, r.Client, before, db, err)
 	}()
 	db.Status.ObservedGeneration = db.Generation
-	return ctrl.Result{}, r.reconcileNormal(ctx, db)
+	err = r.reconcileNormal(ctx, db)
+	if d, tell := conditions.NewlyDegraded(before.Status.Conditions, db.Status.Conditions); tell {
+		r.Recorder.Eventf(db, nil, corev1.EventTypeWarning, d.Reason, "Reconcile", "%s", d.Message)
+	}
+	return ctrl.Result{}, err
 }
 
 // SetupWithManager watches Databases, their children, and the Secrets they

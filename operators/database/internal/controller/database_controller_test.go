@@ -322,3 +322,64 @@ func condition(db *dbv1.Database, typ string) metav1.Condition {
 	}
 	return metav1.Condition{}
 }
+
+// A pod the kubelet cannot run (an image it cannot pull, a crash loop) makes
+// the Database Degraded with the kubelet's reason within one pass, with one
+// Warning event per reason, not one per pass; fixed, it is Ready again.
+func TestStuckPodIsDegradedUntilFixed(t *testing.T) {
+	ns := suite.Namespace(t, nil)
+	ctx := context.Background()
+	db := createDatabase(t, ns, "stuck", dbv1.DatabaseSpec{Type: dbv1.MySQL, Image: "mysql:9.9-no-such-tag"})
+	pod := getPod(t, db)
+	wait := func(reason, message string) {
+		t.Helper()
+		pod.Status.Phase = corev1.PodPending
+		pod.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "mysql", Image: db.Spec.Image, State: corev1.ContainerState{
+			Waiting: &corev1.ContainerStateWaiting{Reason: reason, Message: message},
+		}}}
+		if err := suite.Client.Status().Update(ctx, pod); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	wait("ImagePullBackOff", `Back-off pulling image "mysql:9.9-no-such-tag"`)
+	got := waitCondition(t, db, conditions.Degraded, metav1.ConditionTrue, "ImagePullBackOff")
+	if d := condition(got, conditions.Degraded); !strings.Contains(d.Message, "container mysql of pod stuck") || !strings.Contains(d.Message, "mysql:9.9-no-such-tag") {
+		t.Errorf("Degraded says %q: not which container, nor what the kubelet said", d.Message)
+	}
+	if r, p := condition(got, conditions.Ready), condition(got, conditions.Progressing); r.Status != metav1.ConditionFalse || p.Status != metav1.ConditionFalse {
+		t.Errorf("Ready %s, Progressing %s: want both False while a person must act", r.Status, p.Status)
+	}
+	// The same problem said again: the status follows, no new event.
+	wait("ImagePullBackOff", "Back-off pulling image, again")
+	testenv.Eventually(t, "Degraded says the kubelet's new message", func(ctx context.Context) error {
+		if err := suite.Client.Get(ctx, client.ObjectKeyFromObject(db), got); err != nil {
+			return err
+		}
+		if d := condition(got, conditions.Degraded); !strings.Contains(d.Message, "again") {
+			return fmt.Errorf("Degraded: %q", d.Message)
+		}
+		return nil
+	})
+	// Another problem: a new event, recorded after any repeat of the first.
+	pod.Status.ContainerStatuses[0].RestartCount = 3
+	pod.Status.ContainerStatuses[0].LastTerminationState.Terminated = &corev1.ContainerStateTerminated{ExitCode: 1}
+	wait("CrashLoopBackOff", "back-off 40s restarting failed container")
+	waitCondition(t, db, conditions.Degraded, metav1.ConditionTrue, "CrashLoopBackOff")
+	testenv.Eventually(t, "a CrashLoopBackOff warning", func(ctx context.Context) error {
+		if n, err := testenv.CountEvents(ctx, suite.Client, db, "CrashLoopBackOff"); err != nil || n != 1 {
+			return fmt.Errorf("%d CrashLoopBackOff events (%w)", n, err)
+		}
+		return nil
+	})
+	if n, err := testenv.CountEvents(ctx, suite.Client, db, "ImagePullBackOff"); err != nil || n != 1 {
+		t.Errorf("%d ImagePullBackOff events (%v) for one problem seen on several passes, want 1", n, err)
+	}
+
+	pod.Status.ContainerStatuses[0].State = corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}
+	markRunning(t, pod)
+	got = waitCondition(t, db, conditions.Ready, metav1.ConditionTrue, ReasonRunning)
+	if d := condition(got, conditions.Degraded); d.Status != metav1.ConditionFalse {
+		t.Errorf("fixed, and still Degraded: %+v", d)
+	}
+}

@@ -17,6 +17,7 @@ import (
 	"github.com/operator-workshops/workshop/operators/common/apply"
 	"github.com/operator-workshops/workshop/operators/common/conditions"
 	"github.com/operator-workshops/workshop/operators/common/labels"
+	"github.com/operator-workshops/workshop/operators/common/pods"
 	dbv1 "github.com/operator-workshops/workshop/operators/database/api/v1"
 )
 
@@ -145,7 +146,7 @@ func (r *DatabaseReconciler) reconcilePod(ctx context.Context, db *dbv1.Database
 	}
 	why := ""
 	switch {
-	case pod.Status.Phase == corev1.PodFailed || pod.Status.Phase == corev1.PodSucceeded:
+	case pods.Ended(pod):
 		why = fmt.Sprintf("it ended (phase %s, %s)", pod.Status.Phase, pod.Status.Reason)
 	case pod.Annotations[podSpecHashAnnotation] != desired.Annotations[podSpecHashAnnotation]:
 		why = "the Database spec changed"
@@ -196,14 +197,22 @@ func (r *DatabaseReconciler) reconcileService(ctx context.Context, db *dbv1.Data
 func summarize(db *dbv1.Database, pod *corev1.Pod, nodePort int32) {
 	db.Status.NodePort = nodePort
 	db.Status.Message = fmt.Sprintf("Pod and Service created by Database %s", db.Name)
+	var stuckReason, stuckMessage string
+	if pod != nil {
+		stuckReason, stuckMessage, _ = pods.Stuck(pod)
+	}
 	switch {
 	case pod == nil:
 		setNotReady(db, ReasonPodPending, fmt.Sprintf("creating Pod %s", db.Name), false)
 	case !pod.DeletionTimestamp.IsZero():
 		setNotReady(db, ReasonPodTerminating, fmt.Sprintf("Pod %s is terminating and will be replaced", pod.Name), false)
+	case stuckReason != "":
+		// The kubelet retries forever; only a person can fix the image, the
+		// Secret key or the crash. The reason is the kubelet's.
+		setNotReady(db, stuckReason, stuckMessage, true)
 	case pod.Status.Phase != corev1.PodRunning:
 		setNotReady(db, ReasonPodPending, fmt.Sprintf("Pod %s is %s", pod.Name, pod.Status.Phase), false)
-	case !podReady(pod):
+	case !pods.Ready(pod):
 		setNotReady(db, ReasonPodNotReady, fmt.Sprintf("Pod %s is running but not ready yet", pod.Name), false)
 	case db.Status.NodePort == 0:
 		setNotReady(db, ReasonPortPending, fmt.Sprintf("Service %s has no NodePort yet", db.Name), false)
@@ -228,13 +237,4 @@ func setNotReady(db *dbv1.Database, reason, message string, degraded bool) {
 	}
 	conditions.Set(&db.Status.Conditions, g, conditions.Progressing, metav1.ConditionTrue, reason, "%s", message)
 	conditions.Set(&db.Status.Conditions, g, conditions.Degraded, metav1.ConditionFalse, reason, "no problem found")
-}
-
-func podReady(pod *corev1.Pod) bool {
-	for _, c := range pod.Status.Conditions {
-		if c.Type == corev1.PodReady {
-			return c.Status == corev1.ConditionTrue
-		}
-	}
-	return false
 }

@@ -18,6 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/operator-workshops/workshop/operators/common/conditions"
+	"github.com/operator-workshops/workshop/operators/common/pods"
 	"github.com/operator-workshops/workshop/operators/common/testenv"
 	etcdv1 "github.com/operator-workshops/workshop/operators/etcd-cluster/api/v1beta2"
 )
@@ -400,8 +401,8 @@ func TestAllPodsDeletedComeBackWithTheirData(t *testing.T) {
 	before := memberIDs(t, c)
 
 	ctx := context.Background()
-	var pods corev1.PodList
-	if err := suite.Client.List(ctx, &pods, client.InNamespace(ns)); err != nil {
+	var old corev1.PodList
+	if err := suite.Client.List(ctx, &old, client.InNamespace(ns)); err != nil {
 		t.Fatal(err)
 	}
 	if err := suite.Client.DeleteAllOf(ctx, &corev1.Pod{}, client.InNamespace(ns),
@@ -417,7 +418,7 @@ func TestAllPodsDeletedComeBackWithTheirData(t *testing.T) {
 			return fmt.Errorf("%d pods", len(now.Items))
 		}
 		for _, p := range now.Items {
-			if slices.ContainsFunc(pods.Items, func(old corev1.Pod) bool { return old.UID == p.UID }) || !podReady(&p) {
+			if slices.ContainsFunc(old.Items, func(o corev1.Pod) bool { return o.UID == p.UID }) || !pods.Ready(&p) {
 				return fmt.Errorf("%s is the old pod, or not ready", p.Name)
 			}
 		}

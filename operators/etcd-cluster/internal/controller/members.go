@@ -14,6 +14,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/operator-workshops/workshop/operators/common/pods"
 	etcdv1 "github.com/operator-workshops/workshop/operators/etcd-cluster/api/v1beta2"
 	"github.com/operator-workshops/workshop/operators/etcd-cluster/internal/membership"
 )
@@ -51,12 +52,12 @@ func sortByOrdinal(cluster string, names []string) {
 func (r *EtcdClusterReconciler) observe(ctx context.Context, c *etcdv1.EtcdCluster) (observed, error) {
 	o := observed{pods: map[string]*corev1.Pod{}, volumes: map[string]*corev1.PersistentVolumeClaim{}}
 	sel := []client.ListOption{client.InNamespace(c.Namespace), client.MatchingLabels(selector(c.Name))}
-	var pods corev1.PodList
-	if err := r.List(ctx, &pods, sel...); err != nil {
+	var list corev1.PodList
+	if err := r.List(ctx, &list, sel...); err != nil {
 		return o, err
 	}
-	for i := range pods.Items {
-		if p := &pods.Items[i]; metav1.IsControlledBy(p, c) {
+	for i := range list.Items {
+		if p := &list.Items[i]; metav1.IsControlledBy(p, c) {
 			o.pods[p.Name] = p
 		}
 	}
@@ -256,7 +257,7 @@ func (r *EtcdClusterReconciler) ensureMember(ctx context.Context, c *etcdv1.Etcd
 		}
 	}
 	if p := obs.pods[name]; p != nil {
-		if !finished(p) || !p.DeletionTimestamp.IsZero() {
+		if !pods.Ended(p) || !p.DeletionTimestamp.IsZero() {
 			return false, nil
 		}
 		// A pod that ended does not restart: replace it, on its volume.
@@ -275,10 +276,6 @@ func (r *EtcdClusterReconciler) ensureMember(ctx context.Context, c *etcdv1.Etcd
 		return false, fmt.Errorf("create the pod of %s: %w", name, err)
 	}
 	return true, nil
-}
-
-func finished(p *corev1.Pod) bool {
-	return p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed
 }
 
 // restorePods recreates the pods of members whose pod is gone but whose
@@ -421,7 +418,7 @@ func (r *EtcdClusterReconciler) roll(ctx context.Context, c *etcdv1.EtcdCluster,
 		return ctrl.Result{RequeueAfter: requeueSteady}, nil
 	}
 	for _, m := range members {
-		if p := obs.pods[m.Name]; p == nil || !p.DeletionTimestamp.IsZero() || !podReady(p) {
+		if p := obs.pods[m.Name]; p == nil || !p.DeletionTimestamp.IsZero() || !pods.Ready(p) {
 			return ctrl.Result{RequeueAfter: requeueSoon}, nil // the last one is still coming back
 		}
 	}
@@ -445,13 +442,4 @@ func (r *EtcdClusterReconciler) roll(ctx context.Context, c *etcdv1.EtcdCluster,
 		"%s restarts with %s (%d of %d members still to go)", victim, want, len(outdated), len(members))
 	rolling(c, victim, len(outdated))
 	return ctrl.Result{RequeueAfter: requeueSoon}, nil
-}
-
-func podReady(p *corev1.Pod) bool {
-	for _, c := range p.Status.Conditions {
-		if c.Type == corev1.PodReady {
-			return c.Status == corev1.ConditionTrue
-		}
-	}
-	return false
 }

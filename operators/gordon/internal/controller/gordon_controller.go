@@ -21,6 +21,7 @@ import (
 	"github.com/operator-workshops/workshop/operators/common/apply"
 	"github.com/operator-workshops/workshop/operators/common/conditions"
 	"github.com/operator-workshops/workshop/operators/common/labels"
+	"github.com/operator-workshops/workshop/operators/common/pods"
 	"github.com/operator-workshops/workshop/operators/common/status"
 	gordonv1 "github.com/operator-workshops/workshop/operators/gordon/api/v1"
 	"github.com/operator-workshops/workshop/operators/gordon/internal/expectations"
@@ -71,13 +72,16 @@ func (r *GordonReconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ c
 		err = status.Finish(ctx, r.Client, before, g, err)
 	}()
 
-	pods, err := r.podsOf(ctx, g)
+	owned, err := r.podsOf(ctx, g)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	plan := replicas.Compute(pods, int(g.Spec.Gordon.Replicas))
+	plan := replicas.Compute(owned, int(g.Spec.Gordon.Replicas))
 	err = errors.Join(r.deletePods(ctx, g, plan.Delete), r.createPods(ctx, g, plan.Create))
 	summarize(g, plan, err)
+	if d, tell := conditions.NewlyDegraded(before.Status.Conditions, g.Status.Conditions); tell {
+		r.Recorder.Eventf(g, nil, corev1.EventTypeWarning, d.Reason, "Reconcile", "%s", d.Message)
+	}
 	return ctrl.Result{}, err
 }
 
@@ -87,13 +91,13 @@ func (r *GordonReconciler) podsOf(ctx context.Context, g *gordonv1.Gordon) ([]*c
 	if err := r.List(ctx, &list, client.InNamespace(g.Namespace), client.MatchingLabels(labels.Selector(appName, g.Name))); err != nil {
 		return nil, err
 	}
-	var pods []*corev1.Pod
+	var owned []*corev1.Pod
 	for i := range list.Items {
 		if metav1.IsControlledBy(&list.Items[i], g) {
-			pods = append(pods, &list.Items[i])
+			owned = append(owned, &list.Items[i])
 		}
 	}
-	return pods, nil
+	return owned, nil
 }
 
 // createPods creates n pods in batches of growing size, and stops at the
@@ -138,10 +142,10 @@ func (r *GordonReconciler) createPod(ctx context.Context, g *gordonv1.Gordon) er
 	return nil
 }
 
-func (r *GordonReconciler) deletePods(ctx context.Context, g *gordonv1.Gordon, pods []*corev1.Pod) error {
+func (r *GordonReconciler) deletePods(ctx context.Context, g *gordonv1.Gordon, victims []*corev1.Pod) error {
 	key := client.ObjectKeyFromObject(g)
 	var errs error
-	for _, pod := range pods {
+	for _, pod := range victims {
 		why := "scale down"
 		if replicas.Ended(pod) {
 			why = fmt.Sprintf("it ended (%s)", pod.Status.Phase)
@@ -168,15 +172,29 @@ func summarize(g *gordonv1.Gordon, plan replicas.Plan, err error) {
 	s.Replicas = int32(len(plan.Keep))
 	s.ReadyReplicas = 0
 	s.Pods = nil
+	stuck, stuckReason, stuckMessage := 0, "", ""
 	for _, pod := range plan.Keep {
 		s.Pods = append(s.Pods, pod.Name)
 		if replicas.Ready(pod) {
 			s.ReadyReplicas++
 		}
+		if reason, message, ok := pods.Stuck(pod); ok {
+			if stuck++; stuck == 1 {
+				stuckReason, stuckMessage = reason, message
+			}
+		}
 	}
 	sort.Strings(s.Pods)
 
 	desired, gen := g.Spec.Gordon.Replicas, g.Generation
+	if stuck > 0 {
+		// The kubelet retries forever: a person must fix the image or the
+		// crash. The reason is the kubelet's, the first stuck pod the example.
+		conditions.Set(&s.Conditions, gen, conditions.Degraded, metav1.ConditionTrue, stuckReason,
+			"%d of %d pods cannot run; %s", stuck, len(plan.Keep), stuckMessage)
+	} else {
+		conditions.Set(&s.Conditions, gen, conditions.Degraded, metav1.ConditionFalse, ReasonNoProblem, "no problem found")
+	}
 	switch {
 	case err != nil:
 		conditions.Set(&s.Conditions, gen, conditions.Ready, metav1.ConditionFalse, ReasonCreateFail, "%v", err)
@@ -185,6 +203,10 @@ func summarize(g *gordonv1.Gordon, plan replicas.Plan, err error) {
 		msg := fmt.Sprintf("scaling from %d to %d pods", s.Replicas, desired)
 		conditions.Set(&s.Conditions, gen, conditions.Ready, metav1.ConditionFalse, ReasonScaling, "%s", msg)
 		conditions.Set(&s.Conditions, gen, conditions.Progressing, metav1.ConditionTrue, ReasonScaling, "%s", msg)
+	case stuck > 0:
+		msg := fmt.Sprintf("%d of %d pods ready", s.ReadyReplicas, desired)
+		conditions.Set(&s.Conditions, gen, conditions.Ready, metav1.ConditionFalse, stuckReason, "%s", msg)
+		conditions.Set(&s.Conditions, gen, conditions.Progressing, metav1.ConditionFalse, stuckReason, "waiting for a person to act: see Degraded")
 	case s.ReadyReplicas < desired:
 		msg := fmt.Sprintf("%d of %d pods ready", s.ReadyReplicas, desired)
 		conditions.Set(&s.Conditions, gen, conditions.Ready, metav1.ConditionFalse, ReasonWaiting, "%s", msg)

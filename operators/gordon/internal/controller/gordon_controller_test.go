@@ -297,3 +297,64 @@ func TestOnlyOwnPodsCount(t *testing.T) {
 		t.Errorf("the stranger pod was touched: %v", err)
 	}
 }
+
+// A pod that cannot run makes the Gordon Degraded with the kubelet's reason,
+// and one Warning event, until it runs.
+func TestStuckPodsMakeTheGordonDegraded(t *testing.T) {
+	ns := suite.Namespace(t, nil)
+	ctx := context.Background()
+	g := createGordon(t, ns, "stuck", 2)
+	pods := waitPods(t, g, 2)
+	markReady(t, pods[:1])
+	crashing := &pods[1]
+	crashing.Status.Phase = corev1.PodRunning
+	crashing.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: containerName, RestartCount: 5,
+		State:                corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "CrashLoopBackOff", Message: "back-off 2m40s"}},
+		LastTerminationState: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 2}},
+	}}
+	if err := suite.Client.Status().Update(ctx, crashing); err != nil {
+		t.Fatal(err)
+	}
+	got := &gordonv1.Gordon{}
+	status := func(typ string) metav1.Condition {
+		for _, c := range got.Status.Conditions {
+			if c.Type == typ {
+				return c
+			}
+		}
+		return metav1.Condition{}
+	}
+	testenv.Eventually(t, "Degraded CrashLoopBackOff", func(ctx context.Context) error {
+		if err := suite.Client.Get(ctx, client.ObjectKeyFromObject(g), got); err != nil {
+			return err
+		}
+		if d := status(conditions.Degraded); d.Status != metav1.ConditionTrue || d.Reason != "CrashLoopBackOff" {
+			return fmt.Errorf("Degraded %+v", d)
+		}
+		return nil
+	})
+	if d := status(conditions.Degraded); !strings.Contains(d.Message, "1 of 2 pods cannot run") || !strings.Contains(d.Message, crashing.Name) || !strings.Contains(d.Message, "last exit code 2") {
+		t.Errorf("Degraded says %q", d.Message)
+	}
+	if r, p := status(conditions.Ready), status(conditions.Progressing); r.Status != metav1.ConditionFalse || p.Status != metav1.ConditionFalse {
+		t.Errorf("Ready %s, Progressing %s: want both False while a person must act", r.Status, p.Status)
+	}
+	testenv.Eventually(t, "one CrashLoopBackOff warning", func(ctx context.Context) error {
+		if n, err := testenv.CountEvents(ctx, suite.Client, g, "CrashLoopBackOff"); err != nil || n != 1 {
+			return fmt.Errorf("%d CrashLoopBackOff events (%w)", n, err)
+		}
+		return nil
+	})
+
+	crashing.Status.ContainerStatuses = nil
+	markReady(t, pods[1:])
+	testenv.Eventually(t, "Ready, no longer Degraded", func(ctx context.Context) error {
+		if err := suite.Client.Get(ctx, client.ObjectKeyFromObject(g), got); err != nil {
+			return err
+		}
+		if r, d := status(conditions.Ready), status(conditions.Degraded); r.Status != metav1.ConditionTrue || d.Status != metav1.ConditionFalse {
+			return fmt.Errorf("Ready %+v, Degraded %+v", r, d)
+		}
+		return nil
+	})
+}

@@ -13,10 +13,12 @@ const (
 	containerName = "gordon"
 )
 
-// Reasons of the Ready and Progressing conditions.
+// Reasons of the Ready, Progressing and Degraded conditions; a pod that
+// cannot run gives the kubelet's reason (ImagePullBackOff, CrashLoopBackOff).
 const (
 	ReasonAllReady   = "AllPodsReady"
 	ReasonScaling    = "Scaling"
 	ReasonWaiting    = "WaitingForPods"
 	ReasonCreateFail = "CreateFailed"
+	ReasonNoProblem  = "NoProblem"
 )

@@ -7,6 +7,8 @@ import (
 	"sort"
 
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/operator-workshops/workshop/operators/common/pods"
 )
 
 // Plan is what one reconcile does to reach the desired count.
@@ -83,20 +85,12 @@ func Batches(n int) []int {
 // Terminating reports whether the pod is being deleted.
 func Terminating(pod *corev1.Pod) bool { return pod.DeletionTimestamp != nil }
 
-// Ended reports whether the pod's containers stopped for good.
-func Ended(pod *corev1.Pod) bool {
-	return pod.Status.Phase == corev1.PodFailed || pod.Status.Phase == corev1.PodSucceeded
-}
-
-// Ready reports whether the pod's Ready condition is true.
-func Ready(pod *corev1.Pod) bool {
-	for _, c := range pod.Status.Conditions {
-		if c.Type == corev1.PodReady {
-			return c.Status == corev1.ConditionTrue
-		}
-	}
-	return false
-}
+// Ended and Ready are common's: a pod that ended is replaced, and ready pods
+// are kept first on scale down.
+var (
+	Ended = pods.Ended
+	Ready = pods.Ready
+)
 
 func without(pods, drop []*corev1.Pod) []*corev1.Pod {
 	gone := make(map[*corev1.Pod]bool, len(drop))

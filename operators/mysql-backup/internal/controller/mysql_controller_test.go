@@ -719,23 +719,9 @@ func TestRestartResumesWithTheSameJobs(t *testing.T) {
 // times as it happened.
 func eventsOf(t *testing.T, obj client.Object, reason string) int {
 	t.Helper()
-	var events corev1.EventList
-	if err := suite.Client.List(ctx, &events, client.InNamespace(obj.GetNamespace())); err != nil {
+	n, err := testenv.CountEvents(ctx, suite.Client, obj, reason)
+	if err != nil {
 		t.Fatal(err)
-	}
-	n := 0
-	for _, e := range events.Items {
-		if e.Reason != reason || e.InvolvedObject.UID != obj.GetUID() {
-			continue
-		}
-		switch {
-		case e.Series != nil:
-			n += int(e.Series.Count)
-		case e.Count > 1:
-			n += int(e.Count)
-		default:
-			n++
-		}
 	}
 	return n
 }

@@ -1,0 +1,65 @@
+// Package pods reads the state of a pod the way every operator here needs
+// it: ready, ended for good, or stuck on something only a person can fix.
+package pods
+
+import (
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+)
+
+// Ready reports whether the pod's Ready condition is true.
+func Ready(pod *corev1.Pod) bool {
+	for _, c := range pod.Status.Conditions {
+		if c.Type == corev1.PodReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
+
+// Ended reports whether the pod's containers stopped for good: it will never
+// run again, and only a new pod can take its place.
+func Ended(pod *corev1.Pod) bool {
+	return pod.Status.Phase == corev1.PodFailed || pod.Status.Phase == corev1.PodSucceeded
+}
+
+// stuckReasons are the waiting reasons of a container that the kubelet
+// retries forever without a change to the pod or to what it refers to: the
+// image cannot be pulled or does not exist, the container's configuration
+// (a Secret or ConfigMap key, say) is missing, or the process keeps exiting.
+var stuckReasons = map[string]bool{
+	"ErrImagePull":               true,
+	"ImagePullBackOff":           true,
+	"InvalidImageName":           true,
+	"ErrImageNeverPull":          true,
+	"CreateContainerConfigError": true,
+	"CreateContainerError":       true,
+	"CrashLoopBackOff":           true,
+}
+
+// Stuck reports whether a container of the pod waits for something only a
+// person can fix, with the kubelet's reason (ImagePullBackOff,
+// CrashLoopBackOff, ...) and a message that names the container and says
+// what the kubelet said. Init containers come first: the others wait for
+// them.
+func Stuck(pod *corev1.Pod) (reason, message string, stuck bool) {
+	for _, statuses := range [][]corev1.ContainerStatus{pod.Status.InitContainerStatuses, pod.Status.ContainerStatuses} {
+		for _, s := range statuses {
+			w := s.State.Waiting
+			if w == nil || !stuckReasons[w.Reason] {
+				continue
+			}
+			message = fmt.Sprintf("container %s of pod %s: %s", s.Name, pod.Name, w.Reason)
+			if w.Message != "" {
+				message += ": " + w.Message
+			}
+			if w.Reason == "CrashLoopBackOff" && s.LastTerminationState.Terminated != nil {
+				t := s.LastTerminationState.Terminated
+				message += fmt.Sprintf(" (last exit code %d, %d restarts)", t.ExitCode, s.RestartCount)
+			}
+			return w.Reason, message, true
+		}
+	}
+	return "", "", false
+}

@@ -1,0 +1,63 @@
+package pods
+
+import (
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+func waiting(name, reason, message string) corev1.ContainerStatus {
+	return corev1.ContainerStatus{Name: name, State: corev1.ContainerState{
+		Waiting: &corev1.ContainerStateWaiting{Reason: reason, Message: message},
+	}}
+}
+
+func TestStuck(t *testing.T) {
+	crashing := waiting("db", "CrashLoopBackOff", "back-off 40s restarting failed container")
+	crashing.RestartCount = 4
+	crashing.LastTerminationState.Terminated = &corev1.ContainerStateTerminated{ExitCode: 1}
+	tests := []struct {
+		name       string
+		init, main []corev1.ContainerStatus
+		reason     string
+		message    string
+	}{
+		{"a new pod", nil, nil, "", ""},
+		{"creating its container", nil, []corev1.ContainerStatus{waiting("db", "ContainerCreating", "")}, "", ""},
+		{"pulling, first try", nil, []corev1.ContainerStatus{waiting("db", "ErrImagePull", "not found")}, "ErrImagePull", "container db of pod p: ErrImagePull: not found"},
+		{"pulling, backing off", nil, []corev1.ContainerStatus{waiting("db", "ImagePullBackOff", `Back-off pulling image "mysql:9.9"`)}, "ImagePullBackOff", `Back-off pulling image "mysql:9.9"`},
+		{"a missing Secret key", nil, []corev1.ContainerStatus{waiting("db", "CreateContainerConfigError", `couldn't find key password in Secret ns/s`)}, "CreateContainerConfigError", "couldn't find key password"},
+		{"crash looping", nil, []corev1.ContainerStatus{crashing}, "CrashLoopBackOff", "(last exit code 1, 4 restarts)"},
+		{"an init container first", []corev1.ContainerStatus{waiting("init", "InvalidImageName", "")}, []corev1.ContainerStatus{waiting("db", "PodInitializing", "")}, "InvalidImageName", "container init of pod p: InvalidImageName"},
+		{"running", nil, []corev1.ContainerStatus{{Name: "db", State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}}}, "", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p"}}
+			pod.Status.InitContainerStatuses, pod.Status.ContainerStatuses = tt.init, tt.main
+			reason, message, stuck := Stuck(pod)
+			if stuck != (tt.reason != "") || reason != tt.reason || !strings.Contains(message, tt.message) {
+				t.Errorf("Stuck = %q, %q, %v; want %q and a message containing %q", reason, message, stuck, tt.reason, tt.message)
+			}
+		})
+	}
+}
+
+func TestReadyAndEnded(t *testing.T) {
+	pod := &corev1.Pod{}
+	if Ready(pod) || Ended(pod) {
+		t.Error("a pod without status is ready or ended")
+	}
+	pod.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionTrue}, {Type: corev1.PodReady, Status: corev1.ConditionTrue}}
+	if !Ready(pod) {
+		t.Error("a pod whose Ready condition is true is not ready")
+	}
+	for _, phase := range []corev1.PodPhase{corev1.PodSucceeded, corev1.PodFailed} {
+		pod.Status.Phase = phase
+		if !Ended(pod) {
+			t.Errorf("a %s pod has not ended", phase)
+		}
+	}
+}
