@@ -61,3 +61,16 @@ func ControllerReference(owner client.Object, scheme *runtime.Scheme) (*metav1ac
 		WithController(true).
 		WithBlockOwnerDeletion(true), nil
 }
+
+// Get reads the object at key into obj from cached, the operator's cache,
+// and when the cache has none, from live, the API server itself. The cache
+// holds only the operator's own children (manager.Children): an object of
+// the same name that a person or another controller made is not in it, and
+// must be seen, and left alone, before an apply would take it over.
+func Get(ctx context.Context, cached, live client.Reader, key client.ObjectKey, obj client.Object) error {
+	err := cached.Get(ctx, key, obj)
+	if !apierrors.IsNotFound(err) {
+		return err
+	}
+	return live.Get(ctx, key, obj)
+}

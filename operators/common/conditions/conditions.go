@@ -8,9 +8,11 @@ package conditions
 
 import (
 	"fmt"
+	"sync"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 )
 
 // Condition types shared by all operators.
@@ -38,16 +40,36 @@ func IsTrue(conds []metav1.Condition, typ string) bool {
 	return meta.IsStatusConditionTrue(conds, typ)
 }
 
-// NewlyDegraded returns after's Degraded condition when it is True and
-// before's was not, or was for another reason: the moment to tell a person,
-// once, with an Event (the status says it all along). Messages may change
-// from pass to pass (a restart count) without a new Event.
-func NewlyDegraded(before, after []metav1.Condition) (metav1.Condition, bool) {
+// Told remembers, for each object, the Degraded reason a Warning event last
+// told a person, so that each problem is told once (the status says it all
+// along), however many passes see it. It remembers in memory because the
+// object a pass starts from comes from a cache that may not have seen the
+// previous pass's status write yet; after a restart it trusts that status.
+// Its zero value is ready to use; a reconciler holds one.
+type Told struct {
+	reasons sync.Map // types.UID -> the reason last told
+}
+
+// Degraded returns after's Degraded condition when it is True for a reason
+// not yet told about uid (before is the status the pass started from): the
+// moment for a Warning event. Messages may change from pass to pass (a
+// restart count) without a new event; once Degraded is False, the next
+// problem is told again.
+func (t *Told) Degraded(uid types.UID, before, after []metav1.Condition) (metav1.Condition, bool) {
 	d := meta.FindStatusCondition(after, Degraded)
 	if d == nil || d.Status != metav1.ConditionTrue {
+		t.reasons.Delete(uid)
 		return metav1.Condition{}, false
 	}
-	if was := meta.FindStatusCondition(before, Degraded); was != nil && was.Status == metav1.ConditionTrue && was.Reason == d.Reason {
+	told, known := t.reasons.Swap(uid, d.Reason)
+	if !known {
+		was := meta.FindStatusCondition(before, Degraded)
+		told, known = "", was != nil && was.Status == metav1.ConditionTrue
+		if known {
+			told = was.Reason
+		}
+	}
+	if known && told == d.Reason {
 		return metav1.Condition{}, false
 	}
 	return *d, true

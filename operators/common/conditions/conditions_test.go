@@ -33,30 +33,40 @@ func TestSet(t *testing.T) {
 	}
 }
 
-func TestNewlyDegraded(t *testing.T) {
+func TestToldDegraded(t *testing.T) {
 	var healthy, pulling, pullingAgain, crashing []metav1.Condition
 	Set(&healthy, 1, Degraded, metav1.ConditionFalse, "Reconciled", "no problem found")
 	Set(&pulling, 1, Degraded, metav1.ConditionTrue, "ImagePullBackOff", "back-off pulling image")
 	Set(&pullingAgain, 1, Degraded, metav1.ConditionTrue, "ImagePullBackOff", "back-off pulling image, again")
 	Set(&crashing, 1, Degraded, metav1.ConditionTrue, "CrashLoopBackOff", "back-off restarting")
-	tests := []struct {
+	// Passes of one object, in order; before is what each pass read, which
+	// may lag behind what the previous pass wrote.
+	passes := []struct {
 		name          string
 		before, after []metav1.Condition
 		tell          bool
 	}{
 		{"healthy", healthy, healthy, false},
-		{"first problem", nil, pulling, true},
-		{"problem after health", healthy, pulling, true},
+		{"first problem", healthy, pulling, true},
+		{"the same problem, read from a stale cache", healthy, pulling, false},
 		{"the same problem, another message", pulling, pullingAgain, false},
 		{"another problem", pulling, crashing, true},
 		{"fixed", crashing, healthy, false},
+		{"a problem again", healthy, pulling, true},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			d, tell := NewlyDegraded(tt.before, tt.after)
-			if tell != tt.tell || (tell && d.Reason != meta.FindStatusCondition(tt.after, Degraded).Reason) {
-				t.Errorf("NewlyDegraded = %+v, %v; want %v", d, tell, tt.tell)
-			}
-		})
+	var told Told
+	for _, p := range passes {
+		d, tell := told.Degraded("uid-1", p.before, p.after)
+		if tell != p.tell || (tell && d.Reason != meta.FindStatusCondition(p.after, Degraded).Reason) {
+			t.Errorf("%s: Degraded = %+v, %v; want %v", p.name, d, tell, p.tell)
+		}
+	}
+	// A new process (an operator restarted) trusts the status it reads.
+	var restarted Told
+	if _, tell := restarted.Degraded("uid-1", pulling, pullingAgain); tell {
+		t.Error("after a restart, a problem the status already says is told again")
+	}
+	if _, tell := restarted.Degraded("uid-2", healthy, crashing); !tell {
+		t.Error("after a restart, a new problem of another object is not told")
 	}
 }

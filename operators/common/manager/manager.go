@@ -14,14 +14,18 @@ import (
 	"time"
 
 	"go.uber.org/zap/zapcore"
+	k8slabels "k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	"github.com/operator-workshops/workshop/operators/common/labels"
 )
 
 // WatchNamespaceEnv is read when --namespace is not given. OLM sets it from
@@ -45,6 +49,10 @@ type Operator struct {
 	Configure func(*Options) error
 	// Setup registers the controllers with the manager.
 	Setup func(ctrl.Manager, Options) error
+	// Cache narrows what the informers hold of some kinds, usually to the
+	// operator's own children (Children); other kinds are cached whole.
+	// Reads of what is left out go to the API server (apply.Get).
+	Cache map[client.Object]cache.ByObject
 	// DefaultProbeAddr lets operators that run side by side on one machine
 	// (make run) listen on different ports by default.
 	DefaultProbeAddr string
@@ -183,17 +191,10 @@ func New(op Operator, o Options) (ctrl.Manager, error) {
 			return nil, err
 		}
 	}
-	var cacheOpts cache.Options
-	if len(o.Namespaces) > 0 {
-		cacheOpts.DefaultNamespaces = map[string]cache.Config{}
-		for _, ns := range o.Namespaces {
-			cacheOpts.DefaultNamespaces[ns] = cache.Config{}
-		}
-	}
 	grace := o.ShutdownGrace
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                  scheme,
-		Cache:                   cacheOpts,
+		Cache:                   CacheOptions(op.Cache, o.Namespaces),
 		Metrics:                 metricsserver.Options{BindAddress: o.MetricsAddr},
 		HealthProbeBindAddress:  o.ProbeAddr,
 		LeaderElection:          o.LeaderElect,
@@ -211,4 +212,32 @@ func New(op Operator, o Options) (ctrl.Manager, error) {
 		return nil, err
 	}
 	return mgr, nil
+}
+
+// CacheOptions are the cache settings of every operator: the namespaces it
+// watches (all when none), byObject's narrower selection of some kinds, and
+// no managedFields (server-side apply's bookkeeping, often the larger part of
+// an object, which no operator here reads).
+func CacheOptions(byObject map[client.Object]cache.ByObject, namespaces []string) cache.Options {
+	o := cache.Options{ByObject: byObject, DefaultTransform: cache.TransformStripManagedFields()}
+	if len(namespaces) > 0 {
+		o.DefaultNamespaces = map[string]cache.Config{}
+		for _, ns := range namespaces {
+			o.DefaultNamespaces[ns] = cache.Config{}
+		}
+	}
+	return o
+}
+
+// Children selects, for the cache, the objects of each of kinds that carry
+// the app.kubernetes.io/managed-by label managedBy (labels.Standard puts it
+// on every child): an operator that creates Pods caches its own, not every
+// Pod of the cluster.
+func Children(managedBy string, kinds ...client.Object) map[client.Object]cache.ByObject {
+	sel := k8slabels.SelectorFromSet(k8slabels.Set{labels.ManagedBy: managedBy})
+	m := make(map[client.Object]cache.ByObject, len(kinds))
+	for _, k := range kinds {
+		m[k] = cache.ByObject{Label: sel}
+	}
+	return m
 }

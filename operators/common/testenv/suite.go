@@ -14,10 +14,13 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	"github.com/operator-workshops/workshop/operators/common/manager"
 )
 
 // Suite is an operator's controllers running against envtest, shared by the
@@ -29,6 +32,10 @@ type Suite struct {
 	AddToScheme []func(*runtime.Scheme) error
 	// Setup registers the controllers under test with the manager.
 	Setup func(ctrl.Manager) error
+	// Cache returns what the operator's cache narrows
+	// (manager.Operator.Cache), so that the tests run with the cache the
+	// operator runs with; optional.
+	Cache func() map[client.Object]cache.ByObject
 
 	// Client talks to the suite's API server directly (no cache), once
 	// Main has started it.
@@ -93,8 +100,13 @@ func (s *Suite) start(m *testing.M) error {
 // startManager runs the controllers in a new manager, with nothing but what
 // the API server holds: what an operator has after a start.
 func (s *Suite) startManager() error {
+	var byObject map[client.Object]cache.ByObject
+	if s.Cache != nil {
+		byObject = s.Cache()
+	}
 	mgr, err := ctrl.NewManager(s.cfg, ctrl.Options{
 		Scheme:  s.scheme,
+		Cache:   manager.CacheOptions(byObject, nil),
 		Metrics: metricsserver.Options{BindAddress: "0"},
 		// Restart registers the same controllers again in this process.
 		Controller: config.Controller{SkipNameValidation: ptr.To(true)},

@@ -28,10 +28,12 @@ func main() {
 		},
 		Setup: func(mgr ctrl.Manager, _ manager.Options) error {
 			return (&controller.DatabaseReconciler{
-				Client:   mgr.GetClient(),
-				Recorder: mgr.GetEventRecorder(controller.FieldOwner),
-				Images:   images,
+				Client:    mgr.GetClient(),
+				APIReader: mgr.GetAPIReader(),
+				Recorder:  mgr.GetEventRecorder(controller.FieldOwner),
+				Images:    images,
 			}).SetupWithManager(mgr)
 		},
+		Cache: controller.Cache(),
 	})
 }

@@ -33,5 +33,6 @@ func main() {
 				Workers:      workers,
 			}).SetupWithManager(mgr)
 		},
+		Cache: controller.Cache(),
 	})
 }

@@ -8,10 +8,12 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/operator-workshops/workshop/operators/common/apply"
 	"github.com/operator-workshops/workshop/operators/common/conditions"
+	"github.com/operator-workshops/workshop/operators/common/manager"
 	"github.com/operator-workshops/workshop/operators/common/refs"
 	"github.com/operator-workshops/workshop/operators/common/status"
 	dbv1 "github.com/operator-workshops/workshop/operators/database/api/v1"
@@ -20,10 +22,15 @@ import (
 // DatabaseReconciler reconciles Databases.
 type DatabaseReconciler struct {
 	client.Client
-	Recorder events.EventRecorder
+	// APIReader reads from the API server what the cache leaves out: a Pod
+	// or Service of a Database's name that the operator did not create.
+	APIReader client.Reader
+	Recorder  events.EventRecorder
 	// Images overrides the default image of a type for every Database that
 	// does not name its own (for example local stand-ins of mongo or mysql).
 	Images map[dbv1.Type]string
+
+	told conditions.Told
 }
 
 // +kubebuilder:rbac:groups=zalando.org,resources=databases,verbs=get;list;watch
@@ -50,10 +57,18 @@ func (r *DatabaseReconciler) Reconcile(ctx context.Context, req ctrl.Request) (_
 	}()
 	db.Status.ObservedGeneration = db.Generation
 	err = r.reconcileNormal(ctx, db)
-	if d, tell := conditions.NewlyDegraded(before.Status.Conditions, db.Status.Conditions); tell {
+	if d, tell := r.told.Degraded(db.UID, before.Status.Conditions, db.Status.Conditions); tell {
 		r.Recorder.Eventf(db, nil, corev1.EventTypeWarning, d.Reason, "Reconcile", "%s", d.Message)
 	}
 	return ctrl.Result{}, err
+}
+
+// Cache narrows the operator's cache to its own Pods and Services, with the
+// app.kubernetes.io/managed-by label, instead of every Pod and Service of the
+// cluster; Secrets are cached whole, since a Database may name any Secret of
+// its namespace.
+func Cache() map[client.Object]cache.ByObject {
+	return manager.Children(FieldOwner, &corev1.Pod{}, &corev1.Service{})
 }
 
 // SetupWithManager watches Databases, their children, and the Secrets they

@@ -312,6 +312,24 @@ func TestForeignPodIsNotTakenOver(t *testing.T) {
 	if err := suite.Client.Get(ctx, client.ObjectKeyFromObject(foreign), foreign); err != nil || foreign.Spec.Containers[0].Image != "busybox" {
 		t.Errorf("the foreign Pod was changed: %v %+v", err, foreign.Spec.Containers)
 	}
+
+	// A Service, too: outside the operator's cache (it caches only what it
+	// manages), seen through the API server and left alone.
+	svc := &corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{Name: "service-taken", Namespace: ns},
+		Spec:       corev1.ServiceSpec{Ports: []corev1.ServicePort{{Port: 80}}, Selector: map[string]string{"app": "web"}},
+	}
+	if err := suite.Client.Create(ctx, svc); err != nil {
+		t.Fatal(err)
+	}
+	db = createDatabase(t, ns, "service-taken", dbv1.DatabaseSpec{Type: dbv1.Mongo})
+	got := waitCondition(t, db, conditions.Degraded, metav1.ConditionTrue, ReasonNameConflict)
+	if d := condition(got, conditions.Degraded); !strings.Contains(d.Message, `Service "service-taken" exists`) {
+		t.Errorf("Degraded says %q", d.Message)
+	}
+	if err := suite.Client.Get(ctx, client.ObjectKeyFromObject(svc), svc); err != nil || svc.Spec.Type != corev1.ServiceTypeClusterIP || svc.Spec.Selector["app"] != "web" {
+		t.Errorf("the foreign Service was changed: %v %+v", err, svc.Spec)
+	}
 }
 
 func condition(db *dbv1.Database, typ string) metav1.Condition {

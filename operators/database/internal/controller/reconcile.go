@@ -126,7 +126,7 @@ func (r *DatabaseReconciler) reconcilePod(ctx context.Context, db *dbv1.Database
 	desired := podFor(db, image, password, ref)
 
 	pod := &corev1.Pod{}
-	err := r.Get(ctx, client.ObjectKeyFromObject(db), pod)
+	err := apply.Get(ctx, r.Client, r.APIReader, client.ObjectKeyFromObject(db), pod)
 	if apierrors.IsNotFound(err) {
 		if err := owner.Apply(ctx, r.Client, desired); err != nil {
 			return nil, err
@@ -168,7 +168,7 @@ func (r *DatabaseReconciler) reconcilePod(ctx context.Context, db *dbv1.Database
 // seen the Service yet).
 func (r *DatabaseReconciler) reconcileService(ctx context.Context, db *dbv1.Database, ref *metav1ac.OwnerReferenceApplyConfiguration) (int32, error) {
 	svc := &corev1.Service{}
-	err := r.Get(ctx, client.ObjectKeyFromObject(db), svc)
+	err := apply.Get(ctx, r.Client, r.APIReader, client.ObjectKeyFromObject(db), svc)
 	created := apierrors.IsNotFound(err)
 	if err != nil && !created {
 		return 0, err

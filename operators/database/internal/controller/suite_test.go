@@ -18,11 +18,13 @@ var suite = &testenv.Suite{
 	AddToScheme: []func(*runtime.Scheme) error{dbv1.AddToScheme},
 	Setup: func(mgr ctrl.Manager) error {
 		return (&DatabaseReconciler{
-			Client:   mgr.GetClient(),
-			Recorder: mgr.GetEventRecorder(FieldOwner),
-			Images:   map[dbv1.Type]string{},
+			Client:    mgr.GetClient(),
+			APIReader: mgr.GetAPIReader(),
+			Recorder:  mgr.GetEventRecorder(FieldOwner),
+			Images:    map[dbv1.Type]string{},
 		}).SetupWithManager(mgr)
 	},
+	Cache: Cache,
 }
 
 func TestMain(m *testing.M) {

@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
@@ -21,6 +22,7 @@ import (
 	"github.com/operator-workshops/workshop/operators/common/apply"
 	"github.com/operator-workshops/workshop/operators/common/conditions"
 	"github.com/operator-workshops/workshop/operators/common/labels"
+	"github.com/operator-workshops/workshop/operators/common/manager"
 	"github.com/operator-workshops/workshop/operators/common/pods"
 	"github.com/operator-workshops/workshop/operators/common/status"
 	gordonv1 "github.com/operator-workshops/workshop/operators/gordon/api/v1"
@@ -37,6 +39,14 @@ type GordonReconciler struct {
 	Expectations *expectations.Expectations
 	// Workers is how many Gordons are reconciled at once.
 	Workers int
+
+	told conditions.Told
+}
+
+// Cache narrows the operator's cache to its own pods, with the
+// app.kubernetes.io/managed-by label, instead of every pod of the cluster.
+func Cache() map[client.Object]cache.ByObject {
+	return manager.Children(FieldOwner, &corev1.Pod{})
 }
 
 // +kubebuilder:rbac:groups=operator.prgcont.cz,resources=gordons,verbs=get;list;watch
@@ -79,7 +89,7 @@ func (r *GordonReconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ c
 	plan := replicas.Compute(owned, int(g.Spec.Gordon.Replicas))
 	err = errors.Join(r.deletePods(ctx, g, plan.Delete), r.createPods(ctx, g, plan.Create))
 	summarize(g, plan, err)
-	if d, tell := conditions.NewlyDegraded(before.Status.Conditions, g.Status.Conditions); tell {
+	if d, tell := r.told.Degraded(g.UID, before.Status.Conditions, g.Status.Conditions); tell {
 		r.Recorder.Eventf(g, nil, corev1.EventTypeWarning, d.Reason, "Reconcile", "%s", d.Message)
 	}
 	return ctrl.Result{}, err

@@ -25,6 +25,7 @@ var suite = &testenv.Suite{
 			Workers:      4,
 		}).SetupWithManager(mgr)
 	},
+	Cache: Cache,
 }
 
 func TestMain(m *testing.M) {
