@@ -19,6 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/operator-workshops/workshop/operators/common/apply"
+	"github.com/operator-workshops/workshop/operators/common/conditions"
 	"github.com/operator-workshops/workshop/operators/common/finalizers"
 	"github.com/operator-workshops/workshop/operators/common/refs"
 	"github.com/operator-workshops/workshop/operators/common/status"
@@ -42,6 +43,8 @@ type MySQLReconciler struct {
 	// the MySQL from a cache that has not seen that pass's status yet, and
 	// would tell it again (an Event is an API write).
 	restoresRecorded sync.Map
+	// told is the Degraded reason each MySQL's last Warning event told.
+	told conditions.Told
 }
 
 // DefaultJobDeadline is JobDeadline unless the operator's flag says otherwise.
@@ -79,7 +82,13 @@ func (r *MySQLReconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ct
 		err = status.Finish(ctx, r.Client, before, m, err)
 	}()
 	m.Status.ObservedGeneration = m.Generation
-	return ctrl.Result{}, r.reconcileNormal(ctx, m)
+	err = r.reconcileNormal(ctx, m)
+	// One event when a person is first needed, or needed for another
+	// reason: not one per pass.
+	if d, tell := r.told.Degraded(m.UID, before.Status.Conditions, m.Status.Conditions); tell {
+		r.Recorder.Eventf(m, nil, corev1.EventTypeWarning, d.Reason, "Reconcile", "%s", d.Message)
+	}
+	return ctrl.Result{}, err
 }
 
 // SetupWithManager watches MySQLs and every object labelled with a MySQL's

@@ -889,3 +889,52 @@ func TestPodsMountNoServiceAccountToken(t *testing.T) {
 		}
 	}
 }
+
+// A server the kubelet cannot run makes the MySQL Degraded with the kubelet's
+// reason, with one Warning event, instead of waiting for it forever; once it
+// runs, the restore goes on and the MySQL is Ready.
+func TestStuckServerIsDegraded(t *testing.T) {
+	ns := suite.Namespace(t, nil)
+	m := create(t, homework(ns, "stuck"))
+	waitCondition(t, m, conditions.Ready, metav1.ConditionFalse, ReasonServerStarting)
+	d := &appsv1.Deployment{}
+	get(t, key(m, m.Name), d)
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{GenerateName: m.Name + "-", Namespace: m.Namespace, Labels: d.Spec.Template.Labels},
+		Spec:       d.Spec.Template.Spec,
+	}
+	if err := suite.Client.Create(ctx, pod); err != nil {
+		t.Fatal(err)
+	}
+	pod.Status.Phase = corev1.PodPending
+	pod.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "mysql", State: corev1.ContainerState{
+		Waiting: &corev1.ContainerStateWaiting{Reason: "ImagePullBackOff", Message: `Back-off pulling image "mysql:5.7"`},
+	}}}
+	if err := suite.Client.Status().Update(ctx, pod); err != nil {
+		t.Fatal(err)
+	}
+	got := waitCondition(t, m, conditions.Degraded, metav1.ConditionTrue, "ImagePullBackOff")
+	if c := meta.FindStatusCondition(got.Status.Conditions, conditions.Degraded); !strings.Contains(c.Message, "the server cannot run: container mysql of pod "+pod.Name) {
+		t.Errorf("Degraded says %q", c.Message)
+	}
+	for _, typ := range []string{conditions.Ready, conditions.Progressing} {
+		if c := meta.FindStatusCondition(got.Status.Conditions, typ); c == nil || c.Status != metav1.ConditionFalse || c.Reason != "ImagePullBackOff" {
+			t.Errorf("%s: %+v, want False for ImagePullBackOff", typ, c)
+		}
+	}
+	testenv.Eventually(t, "one ImagePullBackOff warning", func(ctx context.Context) error {
+		if n, err := testenv.CountEvents(ctx, suite.Client, m, "ImagePullBackOff"); err != nil || n != 1 {
+			return fmt.Errorf("%d ImagePullBackOff events (%w)", n, err)
+		}
+		return nil
+	})
+	// The image is pulled at last: the server answers, the restore runs.
+	if err := suite.Client.Delete(ctx, pod); err != nil {
+		t.Fatal(err)
+	}
+	ready(t, m, "no-backup free=1073741824")
+	waitCondition(t, m, conditions.Degraded, metav1.ConditionFalse, ReasonUpToDate)
+	if n := eventsOf(t, m, "ImagePullBackOff"); n != 1 {
+		t.Errorf("%d ImagePullBackOff events, want 1", n)
+	}
+}

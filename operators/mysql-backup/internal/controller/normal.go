@@ -18,6 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	"github.com/operator-workshops/workshop/operators/common/conditions"
+	"github.com/operator-workshops/workshop/operators/common/pods"
 	mysqlv1 "github.com/operator-workshops/workshop/operators/mysql-backup/api/v1"
 	"github.com/operator-workshops/workshop/operators/mysql-backup/internal/scripts"
 )
@@ -38,11 +39,6 @@ func (r *MySQLReconciler) reconcileNormal(ctx context.Context, m *mysqlv1.MySQL)
 	var w *waiting
 	switch {
 	case errors.As(err, &b):
-		// One event when a person is first needed, or needed for another
-		// reason: not one per pass.
-		if d := meta.FindStatusCondition(m.Status.Conditions, conditions.Degraded); d == nil || d.Status != metav1.ConditionTrue || d.Message != b.Message {
-			r.Recorder.Eventf(m, nil, corev1.EventTypeWarning, b.Reason, "Reconcile", "%s", b.Message)
-		}
 		summarize(m, o, b.Reason, b.Message, true)
 	case errors.As(err, &w):
 		summarize(m, o, w.reason, w.message, false)
@@ -131,6 +127,13 @@ func (r *MySQLReconciler) reconcileChildren(ctx context.Context, m *mysqlv1.MySQ
 	o.serving = restored && rolledOut(dep.Generation, dep.Status)
 	if restored && !o.serving {
 		o.server = fmt.Sprintf("waiting for the server of %s to serve clients after its restore", m.Name)
+	}
+	if !o.serving && !errors.As(restoreErr, new(*conditions.Blocked)) {
+		// A server the kubelet cannot run (an image it cannot pull, a crash
+		// loop) waits for a person, not for time.
+		if err := r.stuckServer(ctx, m); err != nil {
+			return err
+		}
 	}
 	if restoreErr != nil {
 		return restoreErr
@@ -252,6 +255,23 @@ func (r *MySQLReconciler) serverPod(ctx context.Context, m *mysqlv1.MySQL) (*cor
 		}
 	}
 	return nil, nil
+}
+
+// stuckServer returns a Blocked error with the kubelet's reason when a pod
+// of m's server cannot run (pods.Stuck), nil otherwise.
+func (r *MySQLReconciler) stuckServer(ctx context.Context, m *mysqlv1.MySQL) error {
+	var list corev1.PodList
+	if err := r.List(ctx, &list, client.InNamespace(m.Namespace), client.MatchingLabels(serverSelector(m))); err != nil {
+		return err
+	}
+	for i := range list.Items {
+		if p := &list.Items[i]; p.DeletionTimestamp.IsZero() {
+			if reason, message, stuck := pods.Stuck(p); stuck {
+				return conditions.Block(reason, "the server cannot run: %s", message)
+			}
+		}
+	}
+	return nil
 }
 
 func podCondition(p *corev1.Pod, typ corev1.PodConditionType) bool {
