@@ -12,11 +12,13 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 	metav1ac "k8s.io/client-go/applyconfigurations/meta/v1"
+	policyv1ac "k8s.io/client-go/applyconfigurations/policy/v1"
 	"k8s.io/utils/ptr"
 
 	"github.com/operator-workshops/workshop/operators/common/labels"
 	"github.com/operator-workshops/workshop/operators/common/podsecurity"
 	etcdv1 "github.com/operator-workshops/workshop/operators/etcd-cluster/api/v1beta2"
+	"github.com/operator-workshops/workshop/operators/etcd-cluster/internal/membership"
 )
 
 // memberUID is the unprivileged user etcd runs as. etcd needs no privilege:
@@ -73,6 +75,19 @@ func clientServiceFor(c *etcdv1.EtcdCluster, owner *metav1ac.OwnerReferenceApply
 			WithType(corev1.ServiceTypeClusterIP).
 			WithSelector(selector(c.Name)).
 			WithPorts(servicePort("client", clientPort)))
+}
+
+// disruptionBudgetFor keeps a quorum of c's members through voluntary
+// disruptions (a node drain evicts a member only while enough others are
+// ready). The operator's own restarts of members delete pods and are not
+// held by it.
+func disruptionBudgetFor(c *etcdv1.EtcdCluster, owner *metav1ac.OwnerReferenceApplyConfiguration) *policyv1ac.PodDisruptionBudgetApplyConfiguration {
+	return policyv1ac.PodDisruptionBudget(c.Name, c.Namespace).
+		WithLabels(childLabels(c)).
+		WithOwnerReferences(owner).
+		WithSpec(policyv1ac.PodDisruptionBudgetSpec().
+			WithMinAvailable(intstr.FromInt(membership.Quorum(c.Spec.Size))).
+			WithSelector(metav1ac.LabelSelector().WithMatchLabels(selector(c.Name))))
 }
 
 func servicePort(name string, port int32) *corev1ac.ServicePortApplyConfiguration {

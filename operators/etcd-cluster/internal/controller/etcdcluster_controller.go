@@ -13,6 +13,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -89,6 +90,7 @@ type EtcdClusterReconciler struct {
 // +kubebuilder:rbac:groups=etcd.database.coreos.com,resources=etcdclusters/finalizers,verbs=update
 // +kubebuilder:rbac:groups="",resources=pods;persistentvolumeclaims,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups="",resources=services,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups=policy,resources=poddisruptionbudgets,verbs=get;list;watch;create;update;patch;delete
 // No pods/portforward here: only an operator run outside the cluster uses it
 // (--member-access=port-forward), with its user's kubeconfig, never with the
 // in-cluster role generated from these markers (issue #11, least privilege).
@@ -139,7 +141,7 @@ func (r *EtcdClusterReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 }
 
 func (r *EtcdClusterReconciler) reconcileChildren(ctx context.Context, c *etcdv1.EtcdCluster) (ctrl.Result, error) {
-	if err := r.applyServices(ctx, c); err != nil {
+	if err := r.applyClusterObjects(ctx, c); err != nil {
 		return ctrl.Result{}, err
 	}
 	return r.reconcileMembers(ctx, c)
@@ -151,19 +153,26 @@ func (r *EtcdClusterReconciler) manages(c client.Object) bool {
 	return (c.GetAnnotations()[etcdv1.ScopeAnnotation] == etcdv1.ScopeClusterWide) == r.ClusterWide
 }
 
-func (r *EtcdClusterReconciler) applyServices(ctx context.Context, c *etcdv1.EtcdCluster) error {
+// applyClusterObjects applies what the cluster has once, whatever its
+// members: its two Services and its PodDisruptionBudget.
+func (r *EtcdClusterReconciler) applyClusterObjects(ctx context.Context, c *etcdv1.EtcdCluster) error {
 	ref, err := apply.ControllerReference(c, r.Scheme())
 	if err != nil {
 		return err
 	}
-	for _, name := range []string{c.Name, clientServiceName(c.Name)} {
-		if err := r.mustOwn(ctx, c, &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: c.Namespace}}); err != nil {
+	for _, obj := range []client.Object{
+		&corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: c.Name, Namespace: c.Namespace}},
+		&corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: clientServiceName(c.Name), Namespace: c.Namespace}},
+		&policyv1.PodDisruptionBudget{ObjectMeta: metav1.ObjectMeta{Name: c.Name, Namespace: c.Namespace}},
+	} {
+		if err := r.mustOwn(ctx, c, obj); err != nil {
 			return err
 		}
 	}
 	return errors.Join(
 		owner.Apply(ctx, r.Client, peerServiceFor(c, ref)),
-		owner.Apply(ctx, r.Client, clientServiceFor(c, ref)))
+		owner.Apply(ctx, r.Client, clientServiceFor(c, ref)),
+		owner.Apply(ctx, r.Client, disruptionBudgetFor(c, ref)))
 }
 
 // nameConflict is an error for an object with the name of one of the
@@ -230,6 +239,7 @@ func (r *EtcdClusterReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Owns(&corev1.Pod{}).
 		Owns(&corev1.PersistentVolumeClaim{}).
 		Owns(&corev1.Service{}).
+		Owns(&policyv1.PodDisruptionBudget{}).
 		Complete(r)
 }
 

@@ -11,10 +11,13 @@ import (
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/operator-workshops/workshop/operators/common/conditions"
@@ -350,6 +353,26 @@ func TestWorkshopClusterScalesUpAndDownKeepingData(t *testing.T) {
 		}
 	}
 
+	// A drain may evict a member only while a quorum stays.
+	budget := func(want int) {
+		t.Helper()
+		testenv.Eventually(t, fmt.Sprintf("a PodDisruptionBudget of minAvailable %d", want), func(ctx context.Context) error {
+			pdb := &policyv1.PodDisruptionBudget{}
+			if err := suite.Client.Get(ctx, types.NamespacedName{Namespace: ns, Name: c.Name}, pdb); err != nil {
+				return err
+			}
+			got, err := get(ctx, c)
+			if err != nil {
+				return err
+			}
+			if m := pdb.Spec.MinAvailable; m == nil || m.IntValue() != want || pdb.Spec.Selector.MatchLabels["etcd_cluster"] != c.Name || !metav1.IsControlledBy(pdb, got) {
+				return fmt.Errorf("minAvailable %v, selector %v, owners %v", m, pdb.Spec.Selector, pdb.OwnerReferences)
+			}
+			return nil
+		})
+	}
+	budget(2)
+
 	put(t, c)
 	update(t, c, func(s *etcdv1.ClusterSpec) { s.Size = 5 })
 	waitHealthy(t, c, 5)
@@ -357,6 +380,7 @@ func TestWorkshopClusterScalesUpAndDownKeepingData(t *testing.T) {
 	if n := len(memberIDs(t, c)); n != 5 {
 		t.Fatalf("etcd lists %d members, want 5", n)
 	}
+	budget(3)
 
 	update(t, c, func(s *etcdv1.ClusterSpec) { s.Size = 3 })
 	waitHealthy(t, c, 3)
@@ -554,6 +578,9 @@ func TestNeverAdoptsAStranger(t *testing.T) {
 			Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Port: 80}}}},
 		&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "example-etcd-cluster-0"},
 			Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "someone-elses"}}}},
+		&policyv1.PodDisruptionBudget{ObjectMeta: metav1.ObjectMeta{Name: "example-etcd-cluster"},
+			Spec: policyv1.PodDisruptionBudgetSpec{MaxUnavailable: ptr.To(intstr.FromInt(0)),
+				Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "other"}}}},
 	}
 	for _, stranger := range strangers {
 		t.Run(stranger.GetName(), func(t *testing.T) {
