@@ -143,6 +143,14 @@ cluster-up: ## Start the local cluster (kwok, no Docker) and make it kubectl's c
 cluster-down: ## Delete the local cluster.
 	scripts/cluster.sh down
 
+# What make deploy installs: operators, or operator:variant for another
+# folder of its config/ (etcd-cluster:cluster-wide).
+DEPLOY ?= $(OPERATORS)
+
+.PHONY: deploy
+deploy: ## Deploy DEPLOY (all four operators) on the local cluster from their config/: pods on its real node, images built without Docker.
+	scripts/deploy.sh "$${CLUSTER_NAME:-workshop}" $(DEPLOY)
+
 .PHONY: olm-up
 olm-up: ## Install OLM on the local cluster (on its real node) and serve the catalog from a local registry mirror.
 	scripts/olm.sh up

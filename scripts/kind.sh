@@ -54,15 +54,7 @@ deploy)
 		# loads the image straight into the cluster's nodes.
 		image=$(cd "$root" && KO_DOCKER_REPO=kind.local KIND_CLUSTER_NAME=$name \
 			"$root/bin/ko" build --bare "./operators/$op/cmd")
-		# The namespace its manifests put it in: <op>-operator-system, or etc
-		# for the etcd operator, which acts on the namespace it runs in.
-		manifests=$(kubectl kustomize "$root/operators/$op/config/default")
-		ns=$(awk '/^kind: Deployment$/{d=1} d && /^  namespace: /{print $2; exit}' <<<"$manifests")
-		[ -n "$ns" ] || die "operators/$op/config/default has no namespaced Deployment"
-		kubectl create namespace "$ns" --dry-run=client -o yaml | kubectl apply -f -
-		kubectl apply -f - <<<"$manifests"
-		kubectl -n "$ns" set image "deployment/$op-operator" "operator=$image"
-		kubectl -n "$ns" rollout status "deployment/$op-operator" --timeout=3m
+		"$root/scripts/deploy.sh" apply "$op" default "$image"
 	done
 	;;
 esac

@@ -21,6 +21,7 @@
 #        scripts/node.sh mirror NAME REGISTRY URL
 #        scripts/node.sh admit NAME PREFIX...
 #        scripts/node.sh import NAME IMAGE...
+#        scripts/node.sh load NAME ARCHIVE...
 #   up      join cluster NAME; status 3 when this machine cannot run
 #           containers (it says what is missing), 4 when another cluster
 #           holds the node
@@ -35,6 +36,7 @@
 #           node (in its mirror, or imported): their pods land on it
 #   import  build and import images that scripts/images.sh makes only on
 #           demand (olm)
+#   load    import docker archives (scripts/olm-images.sh's) into the node
 # NAME defaults to $CLUSTER_NAME, else "workshop". Logs and pids are in the
 # cluster's directory (~/.kwok/clusters/NAME/real-node); images and containerd's
 # store in ~/.kwok/real-node, kept from one cluster to the next.
@@ -715,6 +717,15 @@ mirror)
 	mkdir -p "$run/certs.d/$3"
 	printf 'server = "https://%s"\n\n[host."%s"]\n  capabilities = ["pull", "resolve"]\n' "$3" "$4" >"$run/certs.d/$3/hosts.toml"
 	say "images of $3 are pulled from $4"
+	;;
+load)
+	[ $# -ge 3 ] || die "usage: scripts/node.sh load NAME ARCHIVE..."
+	[ "$(owner)" = "$name" ] || die "cluster $name has no real node: run scripts/node.sh up $name"
+	for f in "${@:3}"; do
+		[ -f "$f" ] || die "load: no archive $f"
+		ctr --address "$sock" -n k8s.io images import "$f" >/dev/null
+	done
+	say "loaded $(($# - 2)) image archive(s) into $node_name"
 	;;
 import)
 	[ $# -ge 3 ] || die "usage: scripts/node.sh import NAME IMAGE..."

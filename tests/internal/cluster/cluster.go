@@ -93,6 +93,12 @@ func NewRealNode() (*Suite, error) { return newWithRealNode("realnode") }
 // operators of its own (Up, not Setup): OLM installs them.
 func NewOLM() (*Suite, error) { return newWithRealNode("olm") }
 
+// NewDeploy returns the suite that deploys the operators from their shipped
+// manifests (scripts/deploy.sh): its local cluster ("deploy") gets the real
+// node, where the operators' pods run, and the CRDs (Setup with no
+// operator: none runs as a process).
+func NewDeploy() (*Suite, error) { return newWithRealNode("deploy") }
+
 func newWithRealNode(cluster string) (*Suite, error) {
 	s, err := New()
 	if err != nil {
