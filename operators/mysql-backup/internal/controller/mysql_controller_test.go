@@ -938,3 +938,20 @@ func TestStuckServerIsDegraded(t *testing.T) {
 		t.Errorf("%d ImagePullBackOff events, want 1", n)
 	}
 }
+
+// PasswordChanged is computed from what is observed, not only when a Job is
+// confirmed: had the confirming pass's status write been lost (a conflict
+// drops it, and the Job is gone after), a later pass says it again.
+func TestPasswordChangedIsRecomputed(t *testing.T) {
+	ns := suite.Namespace(t, nil)
+	m := create(t, homework(ns, "lost-write"))
+	ready(t, m, "no-backup")
+	got := &mysqlv1.MySQL{}
+	get(t, key(m, m.Name), got)
+	meta.SetStatusCondition(&got.Status.Conditions, metav1.Condition{Type: PasswordChanged, Status: metav1.ConditionUnknown,
+		Reason: ReasonChangingPassword, Message: "as a pass left it before its confirmation was written"})
+	if err := suite.Client.Status().Update(ctx, got); err != nil {
+		t.Fatal(err)
+	}
+	waitCondition(t, m, PasswordChanged, metav1.ConditionTrue, ReasonPasswordChanged)
+}

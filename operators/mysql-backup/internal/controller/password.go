@@ -8,6 +8,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
@@ -132,6 +133,12 @@ func (r *MySQLReconciler) reconcilePassword(ctx context.Context, m *mysqlv1.MySQ
 	step := planPassword(s)
 	switch step.action {
 	case passwordDone:
+		// Said again from what is observed: the pass that confirmed the
+		// change may have lost its status write (a conflict drops it), and
+		// no later pass confirms again.
+		if c := meta.FindStatusCondition(m.Status.Conditions, PasswordChanged); c != nil && c.Status != metav1.ConditionTrue {
+			setCondition(m, PasswordChanged, metav1.ConditionTrue, ReasonPasswordChanged, "the server has the root password the spec asks for")
+		}
 		return nil
 	case passwordRecord:
 		creds.Data[keyPendingPassword] = []byte(desired)
