@@ -82,6 +82,20 @@ func waitCondition(t *testing.T, m *mysqlv1.MySQL, typ string, status metav1.Con
 // template it has now.
 func serverUp(t *testing.T, m *mysqlv1.MySQL) {
 	t.Helper()
+	d, pod := serverPod(t, m)
+	pod.Status.Phase = corev1.PodRunning
+	pod.Status.PodIP = serverIP
+	pod.Status.Conditions = []corev1.PodCondition{{Type: corev1.ContainersReady, Status: corev1.ConditionTrue}}
+	if err := suite.Client.Status().Update(ctx, pod); err != nil {
+		t.Fatal(err)
+	}
+	deploymentAvailable(t, d)
+}
+
+// serverPod creates a pod of m's Deployment, as the Deployment controller
+// would, and returns both.
+func serverPod(t *testing.T, m *mysqlv1.MySQL) (*appsv1.Deployment, *corev1.Pod) {
+	t.Helper()
 	d := &appsv1.Deployment{}
 	get(t, key(m, m.Name), d)
 	pod := &corev1.Pod{
@@ -91,13 +105,7 @@ func serverUp(t *testing.T, m *mysqlv1.MySQL) {
 	if err := suite.Client.Create(ctx, pod); err != nil {
 		t.Fatal(err)
 	}
-	pod.Status.Phase = corev1.PodRunning
-	pod.Status.PodIP = serverIP
-	pod.Status.Conditions = []corev1.PodCondition{{Type: corev1.ContainersReady, Status: corev1.ConditionTrue}}
-	if err := suite.Client.Status().Update(ctx, pod); err != nil {
-		t.Fatal(err)
-	}
-	deploymentAvailable(t, d)
+	return d, pod
 }
 
 // serverIP is the address of the test's server pods.
@@ -897,15 +905,7 @@ func TestStuckServerIsDegraded(t *testing.T) {
 	ns := suite.Namespace(t, nil)
 	m := create(t, homework(ns, "stuck"))
 	waitCondition(t, m, conditions.Ready, metav1.ConditionFalse, ReasonServerStarting)
-	d := &appsv1.Deployment{}
-	get(t, key(m, m.Name), d)
-	pod := &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{GenerateName: m.Name + "-", Namespace: m.Namespace, Labels: d.Spec.Template.Labels},
-		Spec:       d.Spec.Template.Spec,
-	}
-	if err := suite.Client.Create(ctx, pod); err != nil {
-		t.Fatal(err)
-	}
+	_, pod := serverPod(t, m)
 	pod.Status.Phase = corev1.PodPending
 	pod.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "mysql", State: corev1.ContainerState{
 		Waiting: &corev1.ContainerStateWaiting{Reason: "ImagePullBackOff", Message: `Back-off pulling image "mysql:5.7"`},
