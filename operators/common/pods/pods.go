@@ -9,9 +9,13 @@ import (
 )
 
 // Ready reports whether the pod's Ready condition is true.
-func Ready(pod *corev1.Pod) bool {
+func Ready(pod *corev1.Pod) bool { return Condition(pod, corev1.PodReady) }
+
+// Condition reports whether the pod's condition typ is true (Ready,
+// ContainersReady, ...).
+func Condition(pod *corev1.Pod, typ corev1.PodConditionType) bool {
 	for _, c := range pod.Status.Conditions {
-		if c.Type == corev1.PodReady {
+		if c.Type == typ {
 			return c.Status == corev1.ConditionTrue
 		}
 	}

@@ -243,14 +243,12 @@ func (r *MySQLReconciler) ensureBackupPVC(ctx context.Context, m *mysqlv1.MySQL)
 // serverPod returns a pod of m's server whose container answers (its
 // readiness probe, mysqladmin ping, passes), nil when there is none.
 func (r *MySQLReconciler) serverPod(ctx context.Context, m *mysqlv1.MySQL) (*corev1.Pod, error) {
-	var pods corev1.PodList
-	if err := r.List(ctx, &pods, client.InNamespace(m.Namespace), client.MatchingLabels(serverSelector(m))); err != nil {
+	server, err := r.serverPods(ctx, m)
+	if err != nil {
 		return nil, err
 	}
-	for i := range pods.Items {
-		p := &pods.Items[i]
-		if p.DeletionTimestamp.IsZero() && p.Status.Phase == corev1.PodRunning && p.Status.PodIP != "" &&
-			podCondition(p, corev1.ContainersReady) {
+	for _, p := range server {
+		if p.Status.Phase == corev1.PodRunning && p.Status.PodIP != "" && pods.Condition(p, corev1.ContainersReady) {
 			return p, nil
 		}
 	}
@@ -260,27 +258,31 @@ func (r *MySQLReconciler) serverPod(ctx context.Context, m *mysqlv1.MySQL) (*cor
 // stuckServer returns a Blocked error with the kubelet's reason when a pod
 // of m's server cannot run (pods.Stuck), nil otherwise.
 func (r *MySQLReconciler) stuckServer(ctx context.Context, m *mysqlv1.MySQL) error {
-	var list corev1.PodList
-	if err := r.List(ctx, &list, client.InNamespace(m.Namespace), client.MatchingLabels(serverSelector(m))); err != nil {
+	server, err := r.serverPods(ctx, m)
+	if err != nil {
 		return err
 	}
-	for i := range list.Items {
-		if p := &list.Items[i]; p.DeletionTimestamp.IsZero() {
-			if reason, message, stuck := pods.Stuck(p); stuck {
-				return conditions.Block(reason, "the server cannot run: %s", message)
-			}
+	for _, p := range server {
+		if reason, message, stuck := pods.Stuck(p); stuck {
+			return conditions.Block(reason, "the server cannot run: %s", message)
 		}
 	}
 	return nil
 }
 
-func podCondition(p *corev1.Pod, typ corev1.PodConditionType) bool {
-	for _, c := range p.Status.Conditions {
-		if c.Type == typ {
-			return c.Status == corev1.ConditionTrue
+// serverPods returns the pods of m's server that are not being deleted.
+func (r *MySQLReconciler) serverPods(ctx context.Context, m *mysqlv1.MySQL) ([]*corev1.Pod, error) {
+	var list corev1.PodList
+	if err := r.List(ctx, &list, client.InNamespace(m.Namespace), client.MatchingLabels(serverSelector(m))); err != nil {
+		return nil, err
+	}
+	var out []*corev1.Pod
+	for i := range list.Items {
+		if p := &list.Items[i]; p.DeletionTimestamp.IsZero() {
+			out = append(out, p)
 		}
 	}
-	return false
+	return out, nil
 }
 
 // reconcileRestore runs the restore Job once, when the new server answers,
