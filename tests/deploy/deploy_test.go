@@ -12,6 +12,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -59,8 +60,16 @@ func TestMain(m *testing.M) {
 		for _, d := range deployed {
 			specs = append(specs, d.spec)
 		}
-		// As README.md shows it: make deploy runs scripts/deploy.sh.
-		_, err := suite.Run(ctx, "make", "deploy", "CLUSTER_NAME="+suite.Name(), "DEPLOY="+strings.Join(specs, " "))
+		// The command README.md shows, on this suite's cluster.
+		shown := fmt.Sprintf("make deploy DEPLOY=%q", strings.Join(specs, " "))
+		readme, err := os.ReadFile(filepath.Join(suite.Root, "README.md"))
+		if err != nil {
+			return ctx, err
+		}
+		if !strings.Contains(string(readme), "\n"+shown+"\n") {
+			return ctx, fmt.Errorf("README.md does not show %s", shown)
+		}
+		_, err = suite.Run(ctx, "make", "deploy", "CLUSTER_NAME="+suite.Name(), "DEPLOY="+strings.Join(specs, " "))
 		return ctx, err
 	})
 	testEnv.Finish(suite.Finish())
