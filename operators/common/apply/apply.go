@@ -10,11 +10,16 @@ package apply
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/json"
 	"fmt"
+	"reflect"
+	"sync"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	metav1ac "k8s.io/client-go/applyconfigurations/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
@@ -32,6 +37,123 @@ func (o FieldOwner) Apply(ctx context.Context, c client.Client, obj runtime.Appl
 		return fmt.Errorf("applying %T: %w", obj, err)
 	}
 	return nil
+}
+
+// ApplyChanged applies obj as Apply does, unless live, the object as the
+// operator's cache last saw it, still holds what this process's last apply
+// of the same configuration left: then the apply would change nothing, and
+// would still cost a write (a PATCH for every child on every reconcile, even
+// idle). Only status and bookkeeping (resourceVersion, managedFields) may
+// have changed since: a Deployment's rollout does not make its
+// configuration apply again, but any other change does (a person's edit, a
+// label a controller added), and so does a different configuration, so
+// drift is still repaired and fields dropped from the configuration still
+// removed. live is read into by the caller, empty (no UID) when the object
+// does not exist; its type is the object's. It reports whether it applied.
+func (o FieldOwner) ApplyChanged(ctx context.Context, c client.Client, obj runtime.ApplyConfiguration, live client.Object) (bool, error) {
+	config, err := hashOf(append([]byte(o+"\x00"), mustJSON(obj)...))
+	if err != nil {
+		return false, err
+	}
+	if uid := live.GetUID(); uid != "" {
+		content, err := contentHash(live)
+		if err != nil {
+			return false, err
+		}
+		if last.unchanged(uid, appliedAt{config, content}) {
+			return false, nil
+		}
+	}
+	if err := o.Apply(ctx, c, obj); err != nil {
+		return false, err
+	}
+	// The apply filled obj with the API server's answer: the object as it
+	// is now, read into live's type so that it compares with what the cache
+	// will hold.
+	answer := reflect.New(reflect.TypeOf(live).Elem()).Interface().(client.Object)
+	if err := json.Unmarshal(mustJSON(obj), answer); err != nil {
+		return true, fmt.Errorf("reading the answer to applying %T: %w", obj, err)
+	}
+	content, err := contentHash(answer)
+	if err != nil {
+		return true, err
+	}
+	last.record(answer.GetUID(), appliedAt{config, content})
+	return true, nil
+}
+
+// contentHash identifies an object's content: all but its status and the
+// bookkeeping every write changes.
+func contentHash(obj client.Object) (string, error) {
+	b, err := json.Marshal(obj)
+	if err != nil {
+		return "", err
+	}
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		return "", err
+	}
+	// Objects read from a cache or a typed client have no apiVersion and
+	// kind; the apply's answer has them.
+	delete(m, "status")
+	delete(m, "apiVersion")
+	delete(m, "kind")
+	if meta, ok := m["metadata"].(map[string]any); ok {
+		delete(meta, "resourceVersion")
+		delete(meta, "managedFields")
+	}
+	b, err = json.Marshal(m) // map keys sorted
+	if err != nil {
+		return "", err
+	}
+	return hashOf(b)
+}
+
+// mustJSON encodes an apply configuration or an object; both always encode.
+func mustJSON(v any) []byte {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil
+	}
+	return b
+}
+
+func hashOf(b []byte) (string, error) {
+	if b == nil {
+		return "", fmt.Errorf("nothing to hash")
+	}
+	sum := sha256.Sum256(b)
+	return string(sum[:]), nil
+}
+
+// applied remembers, for each object by UID, the last configuration applied
+// to it and the content the API server answered with. UIDs are never
+// reused, so one memory serves every controller of the process. It holds
+// two hashes per child ever applied (those of deleted children stay until
+// the process ends, some 100 bytes each) and is empty after a restart,
+// which costs one apply per child.
+type applied struct {
+	mu   sync.Mutex
+	last map[types.UID]appliedAt
+}
+
+type appliedAt struct{ config, content string }
+
+var last = &applied{last: map[types.UID]appliedAt{}}
+
+func (a *applied) unchanged(uid types.UID, now appliedAt) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.last[uid] == now
+}
+
+func (a *applied) record(uid types.UID, at appliedAt) {
+	if uid == "" {
+		return
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.last[uid] = at
 }
 
 // IgnoreNamespaceTerminating returns nil when err says that nothing can be

@@ -8,7 +8,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"testing"
 
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 )
 
@@ -60,4 +62,24 @@ func Environment(crdFiles ...string) (*envtest.Environment, error) {
 		ErrorIfCRDPathMissing: true,
 		BinaryAssetsDirectory: bin,
 	}, nil
+}
+
+// Start starts an envtest control plane for one test, with the named CRD
+// files, and stops it when the test ends. Under -short, which runs the unit
+// tests alone, it skips the test.
+func Start(t testing.TB, crdFiles ...string) *rest.Config {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("integration test: needs the envtest control plane (run without -short)")
+	}
+	env, err := Environment(crdFiles...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := env.Start()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = env.Stop() })
+	return cfg
 }

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -32,21 +33,28 @@ func (r *DatabaseReconciler) reconcileNormal(ctx context.Context, db *dbv1.Datab
 }
 
 // reconcileChildren creates or repairs the Secret, the Pod and the Service,
-// then reports what they look like.
+// then reports what they look like. What it created is told in one Event:
+// an Event is an API write, and a person wants one line per decision.
 func (r *DatabaseReconciler) reconcileChildren(ctx context.Context, db *dbv1.Database) error {
 	ref, err := apply.ControllerReference(db, r.Scheme())
 	if err != nil {
 		return err
 	}
-	password, err := r.reconcileSecret(ctx, db)
+	var made []string
+	defer func() {
+		if len(made) > 0 {
+			r.Recorder.Eventf(db, nil, corev1.EventTypeNormal, "Created", "Create", "Created %s", strings.Join(made, ", "))
+		}
+	}()
+	password, err := r.reconcileSecret(ctx, db, &made)
 	if err != nil {
 		return err
 	}
-	pod, err := r.reconcilePod(ctx, db, password, ref)
+	pod, err := r.reconcilePod(ctx, db, password, ref, &made)
 	if err != nil {
 		return err
 	}
-	port, err := r.reconcileService(ctx, db, ref)
+	port, err := r.reconcileService(ctx, db, ref, &made)
 	if err != nil {
 		return err
 	}
@@ -56,7 +64,8 @@ func (r *DatabaseReconciler) reconcileChildren(ctx context.Context, db *dbv1.Dat
 
 // reconcileSecret returns the Secret key that holds the mysql root password,
 // generating the Secret when the spec names none. It returns nil for mongo.
-func (r *DatabaseReconciler) reconcileSecret(ctx context.Context, db *dbv1.Database) (*dbv1.SecretKeyRef, error) {
+// What it creates it adds to made.
+func (r *DatabaseReconciler) reconcileSecret(ctx context.Context, db *dbv1.Database, made *[]string) (*dbv1.SecretKeyRef, error) {
 	if db.Spec.Type != dbv1.MySQL {
 		db.Status.RootPasswordSecret = ""
 		return nil, nil
@@ -72,7 +81,7 @@ func (r *DatabaseReconciler) reconcileSecret(ctx context.Context, db *dbv1.Datab
 	err := r.Get(ctx, types.NamespacedName{Namespace: db.Namespace, Name: ref.Name}, secret)
 	switch {
 	case apierrors.IsNotFound(err) && generated:
-		return ref, r.createPasswordSecret(ctx, db, ref)
+		return ref, r.createPasswordSecret(ctx, db, ref, made)
 	case apierrors.IsNotFound(err):
 		return nil, conditions.Block(ReasonSecretNotFound,
 			"Secret %q not found: create it with the root password under key %q, or remove spec.rootPasswordSecretRef to let the operator generate one",
@@ -92,7 +101,7 @@ func (r *DatabaseReconciler) reconcileSecret(ctx context.Context, db *dbv1.Datab
 // createPasswordSecret stores a random root password. The Secret is only
 // ever created, never applied: applying would replace the password a running
 // server was initialised with.
-func (r *DatabaseReconciler) createPasswordSecret(ctx context.Context, db *dbv1.Database, ref *dbv1.SecretKeyRef) error {
+func (r *DatabaseReconciler) createPasswordSecret(ctx context.Context, db *dbv1.Database, ref *dbv1.SecretKeyRef, made *[]string) error {
 	secret := &corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{
 			Name:      ref.Name,
@@ -108,14 +117,13 @@ func (r *DatabaseReconciler) createPasswordSecret(ctx context.Context, db *dbv1.
 	if err := r.Create(ctx, secret, client.FieldOwner(FieldOwner)); err != nil {
 		return fmt.Errorf("creating Secret %s: %w", ref.Name, err)
 	}
-	r.Recorder.Eventf(db, secret, corev1.EventTypeNormal, "Created", "CreateSecret",
-		"Secret %s created with a generated root password", ref.Name)
+	*made = append(*made, fmt.Sprintf("Secret %s with a generated root password", ref.Name))
 	return nil
 }
 
 // reconcilePod creates the Pod, and replaces it when it failed, ended, or was
 // built from another spec. It returns the Pod as last read, nil when absent.
-func (r *DatabaseReconciler) reconcilePod(ctx context.Context, db *dbv1.Database, password *dbv1.SecretKeyRef, ref *metav1ac.OwnerReferenceApplyConfiguration) (*corev1.Pod, error) {
+func (r *DatabaseReconciler) reconcilePod(ctx context.Context, db *dbv1.Database, password *dbv1.SecretKeyRef, ref *metav1ac.OwnerReferenceApplyConfiguration, made *[]string) (*corev1.Pod, error) {
 	image := db.Spec.Image
 	if image == "" {
 		image = r.Images[db.Spec.Type]
@@ -131,7 +139,7 @@ func (r *DatabaseReconciler) reconcilePod(ctx context.Context, db *dbv1.Database
 		if err := owner.Apply(ctx, r.Client, desired); err != nil {
 			return nil, err
 		}
-		r.Recorder.Eventf(db, nil, corev1.EventTypeNormal, "Created", "CreatePod", "Pod %s created (%s)", db.Name, image)
+		*made = append(*made, fmt.Sprintf("Pod %s (%s)", db.Name, image))
 		return nil, nil
 	}
 	if err != nil {
@@ -163,10 +171,11 @@ func (r *DatabaseReconciler) reconcilePod(ctx context.Context, db *dbv1.Database
 	return pod, nil
 }
 
-// reconcileService applies the NodePort Service and returns the NodePort the
-// API server allocated, read from the apply response (the cache may not have
-// seen the Service yet).
-func (r *DatabaseReconciler) reconcileService(ctx context.Context, db *dbv1.Database, ref *metav1ac.OwnerReferenceApplyConfiguration) (int32, error) {
+// reconcileService applies the NodePort Service, unless the cache shows it
+// as the last apply left it, and returns the NodePort the API server
+// allocated: read from the apply response (the cache may not have seen the
+// Service yet), else from the Service the cache holds.
+func (r *DatabaseReconciler) reconcileService(ctx context.Context, db *dbv1.Database, ref *metav1ac.OwnerReferenceApplyConfiguration, made *[]string) (int32, error) {
 	svc := &corev1.Service{}
 	err := apply.Get(ctx, r.Client, r.APIReader, client.ObjectKeyFromObject(db), svc)
 	created := apierrors.IsNotFound(err)
@@ -178,16 +187,19 @@ func (r *DatabaseReconciler) reconcileService(ctx context.Context, db *dbv1.Data
 			"Service %q exists and does not belong to Database %q: delete it or choose another name for the Database", svc.Name, db.Name)
 	}
 	applied := serviceFor(db, ref)
-	if err := owner.Apply(ctx, r.Client, applied); err != nil {
+	sent, err := owner.ApplyChanged(ctx, r.Client, applied, svc)
+	if err != nil {
 		return 0, err
 	}
 	var port int32
-	if ports := applied.Spec.Ports; len(ports) > 0 && ports[0].NodePort != nil {
+	if ports := applied.Spec.Ports; sent && len(ports) > 0 && ports[0].NodePort != nil {
 		port = *ports[0].NodePort
 	}
+	if ports := svc.Spec.Ports; !sent && len(ports) > 0 {
+		port = ports[0].NodePort
+	}
 	if created {
-		r.Recorder.Eventf(db, nil, corev1.EventTypeNormal, "Created", "CreateService",
-			"NodePort Service %s created, exposing on port %d", db.Name, port)
+		*made = append(*made, fmt.Sprintf("NodePort Service %s on port %d", db.Name, port))
 	}
 	return port, nil
 }

@@ -18,18 +18,7 @@ import (
 // The workshop's manifests, as written, go through the API server; bad sizes
 // do not.
 func TestAdmission(t *testing.T) {
-	if testing.Short() {
-		t.Skip("integration test: needs the envtest control plane (run without -short)")
-	}
-	env, err := testenv.Environment("etcd.database.coreos.com_etcdclusters.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := env.Start()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = env.Stop() })
+	cfg := testenv.Start(t, "etcd.database.coreos.com_etcdclusters.yaml")
 	scheme := runtime.NewScheme()
 	if err := etcdv1beta2.AddToScheme(scheme); err != nil {
 		t.Fatal(err)

@@ -16,6 +16,7 @@ import (
 	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -160,19 +161,25 @@ func (r *EtcdClusterReconciler) applyClusterObjects(ctx context.Context, c *etcd
 	if err != nil {
 		return err
 	}
-	for _, obj := range []client.Object{
-		&corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: c.Name, Namespace: c.Namespace}},
-		&corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: clientServiceName(c.Name), Namespace: c.Namespace}},
-		&policyv1.PodDisruptionBudget{ObjectMeta: metav1.ObjectMeta{Name: c.Name, Namespace: c.Namespace}},
-	} {
+	peer := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: c.Name, Namespace: c.Namespace}}
+	clients := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: clientServiceName(c.Name), Namespace: c.Namespace}}
+	budget := &policyv1.PodDisruptionBudget{ObjectMeta: metav1.ObjectMeta{Name: c.Name, Namespace: c.Namespace}}
+	for _, obj := range []client.Object{peer, clients, budget} {
 		if err := r.mustOwn(ctx, c, obj); err != nil {
 			return err
 		}
 	}
+	// mustOwn read them from the cache: what the last apply left is not
+	// applied again.
 	return errors.Join(
-		owner.Apply(ctx, r.Client, peerServiceFor(c, ref)),
-		owner.Apply(ctx, r.Client, clientServiceFor(c, ref)),
-		owner.Apply(ctx, r.Client, disruptionBudgetFor(c, ref)))
+		applyChanged(ctx, r.Client, peerServiceFor(c, ref), peer),
+		applyChanged(ctx, r.Client, clientServiceFor(c, ref), clients),
+		applyChanged(ctx, r.Client, disruptionBudgetFor(c, ref), budget))
+}
+
+func applyChanged(ctx context.Context, c client.Client, obj runtime.ApplyConfiguration, live client.Object) error {
+	_, err := owner.ApplyChanged(ctx, c, obj, live)
+	return err
 }
 
 // nameConflict is an error for an object with the name of one of the

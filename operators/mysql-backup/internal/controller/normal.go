@@ -2,6 +2,7 @@ package controller
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -98,33 +99,45 @@ func (r *MySQLReconciler) reconcileChildren(ctx context.Context, m *mysqlv1.MySQ
 	if err != nil {
 		return err
 	}
-	if _, err := r.claim(ctx, m, &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Name: dataPVCName(m.Name), Namespace: m.Namespace}}); err != nil {
+	// Each child is read from the cache first (claim): one the last apply
+	// left as it is costs no write.
+	pvc := &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Name: dataPVCName(m.Name), Namespace: m.Namespace}}
+	if _, err := r.claim(ctx, m, pvc); err != nil {
 		return err
 	}
-	if err := owner.Apply(ctx, r.Client, dataPVC(m)); err != nil {
+	if _, err := owner.ApplyChanged(ctx, r.Client, dataPVC(m), pvc); err != nil {
 		return err
 	}
 	if err := r.ensureBackupPVC(ctx, m); err != nil {
 		return err
 	}
-	if _, err := r.claim(ctx, m, &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: m.Name, Namespace: m.Namespace}}); err != nil {
+	svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: m.Name, Namespace: m.Namespace}}
+	if _, err := r.claim(ctx, m, svc); err != nil {
 		return err
 	}
-	if err := owner.Apply(ctx, r.Client, service(m)); err != nil {
+	if _, err := owner.ApplyChanged(ctx, r.Client, service(m), svc); err != nil {
 		return err
 	}
-	if err := r.claimDeployment(ctx, m); err != nil {
+	live, err := r.claimDeployment(ctx, m)
+	if err != nil {
 		return err
 	}
 
 	restoreErr := r.reconcileRestore(ctx, m)
 	restored := meta.IsStatusConditionTrue(m.Status.Conditions, Restored)
 	dep := deployment(m, restored, creds.Annotations[passwordVersionAnnotation])
-	if err := owner.Apply(ctx, r.Client, dep); err != nil {
+	sent, err := owner.ApplyChanged(ctx, r.Client, dep, live)
+	if err != nil {
 		return err
 	}
-	// The apply response carries the Deployment's status.
-	o.serving = restored && rolledOut(dep.Generation, dep.Status)
+	if sent {
+		// The apply response carries the Deployment's status, which the
+		// cache may not have yet.
+		if live, err = answered(dep); err != nil {
+			return err
+		}
+	}
+	o.serving = restored && rolledOut(live)
 	if restored && !o.serving {
 		o.server = fmt.Sprintf("waiting for the server of %s to serve clients after its restore", m.Name)
 	}
@@ -147,39 +160,43 @@ func (r *MySQLReconciler) reconcileChildren(ctx context.Context, m *mysqlv1.MySQ
 // claimDeployment checks the Deployment is m's, and replaces one whose
 // selector an earlier version of the operator made too wide (it matched the
 // Jobs' pods): a selector cannot change in place. The data is on its volume.
-func (r *MySQLReconciler) claimDeployment(ctx context.Context, m *mysqlv1.MySQL) error {
+// It returns the Deployment as the cache has it, empty when there is none.
+func (r *MySQLReconciler) claimDeployment(ctx context.Context, m *mysqlv1.MySQL) (*appsv1.Deployment, error) {
 	d := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: m.Name, Namespace: m.Namespace}}
 	exists, err := r.claim(ctx, m, d)
 	if err != nil || !exists {
-		return err
+		return d, err
 	}
 	if !d.DeletionTimestamp.IsZero() {
-		return wait(ReasonReplacing, "waiting for the old Deployment %s to go", d.Name)
+		return nil, wait(ReasonReplacing, "waiting for the old Deployment %s to go", d.Name)
 	}
 	if d.Spec.Selector != nil && maps.Equal(d.Spec.Selector.MatchLabels, serverSelector(m)) && len(d.Spec.Selector.MatchExpressions) == 0 {
-		return nil
+		return d, nil
 	}
 	if err := r.Delete(ctx, d, client.PropagationPolicy(metav1.DeletePropagationForeground), client.Preconditions{UID: &d.UID}); client.IgnoreNotFound(err) != nil {
-		return err
+		return nil, err
 	}
 	r.Recorder.Eventf(m, d, corev1.EventTypeNormal, ReasonReplacing, "DeleteDeployment",
 		"Replacing Deployment %s: its selector also matched the Jobs' pods, and a selector cannot change in place", d.Name)
-	return wait(ReasonReplacing, "replacing Deployment %s, whose selector also matched the Jobs' pods", d.Name)
+	return nil, wait(ReasonReplacing, "replacing Deployment %s, whose selector also matched the Jobs' pods", d.Name)
+}
+
+// answered is the Deployment an apply answered with.
+func answered(dep *appsv1ac.DeploymentApplyConfiguration) (*appsv1.Deployment, error) {
+	b, err := json.Marshal(dep)
+	if err != nil {
+		return nil, err
+	}
+	d := &appsv1.Deployment{}
+	return d, json.Unmarshal(b, d)
 }
 
 // rolledOut reports whether a Deployment of one replica runs the current
 // template and its pod is available.
-func rolledOut(generation *int64, s *appsv1ac.DeploymentStatusApplyConfiguration) bool {
-	if generation == nil || s == nil || s.ObservedGeneration == nil || *s.ObservedGeneration < *generation {
-		return false
-	}
-	n := func(p *int32) int32 {
-		if p == nil {
-			return 0
-		}
-		return *p
-	}
-	return n(s.UpdatedReplicas) == 1 && n(s.AvailableReplicas) == 1 && n(s.Replicas) == 1
+func rolledOut(d *appsv1.Deployment) bool {
+	s := d.Status
+	return d.Generation > 0 && s.ObservedGeneration >= d.Generation &&
+		s.UpdatedReplicas == 1 && s.AvailableReplicas == 1 && s.Replicas == 1
 }
 
 // desiredPassword returns the root password the spec asks for.
@@ -230,6 +247,11 @@ func (r *MySQLReconciler) credentials(ctx context.Context, m *mysqlv1.MySQL, des
 // earlier MySQL of the same name for instance. It is never changed after.
 func (r *MySQLReconciler) ensureBackupPVC(ctx context.Context, m *mysqlv1.MySQL) error {
 	pvc := backupPVC(m)
+	// The cache first: a create that fails with AlreadyExists is still a
+	// write on every pass.
+	if err := r.Get(ctx, client.ObjectKeyFromObject(pvc), &corev1.PersistentVolumeClaim{}); err == nil {
+		return nil
+	}
 	err := r.Create(ctx, pvc, client.FieldOwner(FieldOwner))
 	if apierrors.IsAlreadyExists(err) {
 		return nil

@@ -1,0 +1,105 @@
+package apply_test
+
+import (
+	"context"
+	"maps"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/operator-workshops/workshop/operators/common/apply"
+	"github.com/operator-workshops/workshop/operators/common/testenv"
+)
+
+// ApplyChanged against a real API server: the second apply of the same
+// configuration to an unchanged object is skipped, and so is one after a
+// status write; an edit by someone else, or a configuration that drops a
+// field, applies again and wins.
+func TestApplyChanged(t *testing.T) {
+	cfg := testenv.Start(t, "operator.prgcont.cz_gordons.yaml")
+	c, err := client.New(cfg, client.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	owner := apply.FieldOwner("apply-test")
+	cm := func(data map[string]string) *corev1ac.ConfigMapApplyConfiguration {
+		return corev1ac.ConfigMap("settings", "default").WithData(data)
+	}
+	live := func() *corev1.ConfigMap {
+		var got corev1.ConfigMap
+		if err := c.Get(ctx, client.ObjectKey{Namespace: "default", Name: "settings"}, &got); err != nil {
+			t.Fatal(err)
+		}
+		return &got
+	}
+	step := func(what string, obj *corev1ac.ConfigMapApplyConfiguration, seen client.Object, wantApplied bool, wantData map[string]string) {
+		t.Helper()
+		applied, err := owner.ApplyChanged(ctx, c, obj, seen)
+		if err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+		if applied != wantApplied {
+			t.Errorf("%s: applied = %v, want %v", what, applied, wantApplied)
+		}
+		if got := live().Data; !maps.Equal(got, wantData) {
+			t.Errorf("%s: data %v, want %v", what, got, wantData)
+		}
+	}
+
+	step("the first apply", cm(map[string]string{"a": "1", "b": "2"}), &corev1.ConfigMap{}, true, map[string]string{"a": "1", "b": "2"})
+	step("the same again", cm(map[string]string{"a": "1", "b": "2"}), live(), false, map[string]string{"a": "1", "b": "2"})
+
+	edited := live()
+	edited.Data["a"] = "edited"
+	if err := c.Update(ctx, edited); err != nil {
+		t.Fatal(err)
+	}
+	step("after someone's edit", cm(map[string]string{"a": "1", "b": "2"}), live(), true, map[string]string{"a": "1", "b": "2"})
+	step("and once repaired", cm(map[string]string{"a": "1", "b": "2"}), live(), false, map[string]string{"a": "1", "b": "2"})
+	step("a configuration without b", cm(map[string]string{"a": "1"}), live(), true, map[string]string{"a": "1"})
+
+	stale := live()
+	step("a change", cm(map[string]string{"a": "3"}), stale, true, map[string]string{"a": "3"})
+	step("the same seen through a cache that lags", cm(map[string]string{"a": "3"}), stale, true, map[string]string{"a": "3"})
+
+	// A status write changes the resourceVersion, not what was applied.
+	// An apply fills its configuration with the answer: each apply gets a
+	// new one, as each reconcile builds its own.
+	svc := func() *corev1ac.ServiceApplyConfiguration {
+		return corev1ac.Service("db", "default").WithSpec(corev1ac.ServiceSpec().
+			WithType(corev1.ServiceTypeLoadBalancer).WithPorts(corev1ac.ServicePort().WithPort(27017)))
+	}
+	var s corev1.Service
+	if applied, err := owner.ApplyChanged(ctx, c, svc(), &s); err != nil || !applied {
+		t.Fatalf("applying the Service: %v, %v", applied, err)
+	}
+	if err := c.Get(ctx, client.ObjectKey{Namespace: "default", Name: "db"}, &s); err != nil {
+		t.Fatal(err)
+	}
+	before := s.ResourceVersion
+	s.Status.LoadBalancer.Ingress = []corev1.LoadBalancerIngress{{IP: "192.0.2.1"}}
+	if err := c.Status().Update(ctx, &s); err != nil {
+		t.Fatal(err)
+	}
+	if s.ResourceVersion == before {
+		t.Fatal("the status write left the resourceVersion")
+	}
+	if applied, err := owner.ApplyChanged(ctx, c, svc(), &s); err != nil || applied {
+		t.Errorf("after a status write: applied = %v (%v), want it skipped", applied, err)
+	}
+	s.Labels = map[string]string{"added-by": "someone"}
+	if err := c.Update(ctx, &s); err != nil {
+		t.Fatal(err)
+	}
+	if applied, err := owner.ApplyChanged(ctx, c, svc(), &s); err != nil || !applied {
+		t.Errorf("after a label was added: applied = %v (%v), want it applied", applied, err)
+	}
+
+	other := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "settings", Namespace: "default", UID: "another-object"}}
+	other.ResourceVersion = live().ResourceVersion
+	step("another object's identity", cm(map[string]string{"a": "3"}), other, true, map[string]string{"a": "3"})
+}
