@@ -97,7 +97,7 @@ lint: ## Lint the Go code of every module and the shell scripts.
 ##@ Test
 
 .PHONY: test
-test: verify-generate verify-tree lint test-unit fuzz test-integration test-e2e ## Everything CI runs: generate and tree checks, lint, unit, fuzzing, envtest and e2e tests.
+test: verify-generate verify-tree lint test-unit fuzz test-integration test-e2e bench-smoke ## Everything CI runs: generate and tree checks, lint, unit, fuzzing, envtest and e2e tests, a small run of the benchmark.
 
 .PHONY: verify-tree
 verify-tree: ## Fail when git tracks a build output: a binary, or a file over 1 MiB.
@@ -132,6 +132,21 @@ test-integration: ## envtest integration tests against the project-built kube-ap
 test-e2e: ## End-to-end tests on a local cluster (E2E_PROVIDER=local|kind|kubeconfig).
 	scripts/build-tools.sh kubernetes etcd kwok
 	cd tests && go test -count=1 -p 1 -timeout 50m $(E2E_ARGS) ./...
+
+##@ Benchmarks
+
+BENCH_ARGS ?=
+
+.PHONY: bench
+bench: ## Measure each operator on many CRs against the floor and the seed (about 25 min): bench/results and README.md's table (BENCH_ARGS=-help lists the sizes).
+	scripts/build-tools.sh kubernetes etcd kwok
+	go run ./bench -readme README.md $(BENCH_ARGS)
+
+.PHONY: bench-smoke
+bench-smoke: ## Run make bench's harness on a few CRs of each operator, into bin/bench-smoke: it must measure them all, floor and seed included.
+	scripts/build-tools.sh kubernetes etcd kwok
+	go run ./bench -databases 4 -mysqls 2 -etcdclusters 2 -gordons 4 -idle 3s -timeout 3m \
+		-cluster bench-smoke -out bin/bench-smoke
 
 ##@ Cluster
 

@@ -1,0 +1,212 @@
+package main
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+func TestParseRequests(t *testing.T) {
+	text := `# HELP rest_client_requests_total Number of HTTP requests, partitioned by status code, method, and host.
+# TYPE rest_client_requests_total counter
+rest_client_requests_total{code="200",host="127.0.0.1:6443",method="GET"} 41
+rest_client_requests_total{code="201",host="127.0.0.1:6443",method="POST"} 7
+rest_client_requests_total{code="409",host="127.0.0.1:6443",method="POST"} 2
+rest_client_requests_total{code="200",host="127.0.0.1:6443",method="PATCH"} 5
+rest_client_requests_total{code="200",host="127.0.0.1:6443",method="GET"} 1
+rest_client_request_duration_seconds_count{host="127.0.0.1:6443",verb="POST"} 99
+`
+	got, err := parseRequests(strings.NewReader(text))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := requests{"GET": 42, "POST": 9, "PATCH": 5}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("got %v, want %v", got, want)
+	}
+	if got.writes() != 14 || got.reads() != 42 {
+		t.Errorf("writes %d reads %d, want 14 and 42", got.writes(), got.reads())
+	}
+	later := requests{"GET": 50, "POST": 9, "PATCH": 6, "DELETE": 1}
+	if d := later.minus(got); d.writes() != 2 || d.reads() != 8 {
+		t.Errorf("since: writes %d reads %d, want 2 and 8", d.writes(), d.reads())
+	}
+
+	for _, bad := range []string{
+		`rest_client_requests_total{code="200",method="GET"} many`,
+		`rest_client_requests_total{code="200"} 3`,
+		`rest_client_requests_total{code="200",method="GET"}`,
+	} {
+		if _, err := parseRequests(strings.NewReader(bad)); err == nil {
+			t.Errorf("%q: no error", bad)
+		}
+	}
+}
+
+func TestParseMemory(t *testing.T) {
+	status := "Name:\tdatabase-operator\nVmPeak:\t 1300000 kB\nVmHWM:\t   61440 kB\nVmRSS:\t   51200 kB\nThreads:\t9\n"
+	rss, peak, err := parseMemory(strings.NewReader(status))
+	if err != nil || rss != 51200 || peak != 61440 {
+		t.Fatalf("got %d %d %v, want 51200 61440", rss, peak, err)
+	}
+	if _, _, err := parseMemory(strings.NewReader("Name:\tx\n")); err == nil {
+		t.Error("no error without VmRSS and VmHWM")
+	}
+}
+
+func TestPercentile(t *testing.T) {
+	var l []time.Duration
+	for i := 1; i <= 100; i++ {
+		l = append(l, time.Duration(i)*time.Millisecond)
+	}
+	for _, tt := range []struct {
+		p    float64
+		want float64
+	}{{50, 50}, {99, 99}, {100, 100}, {0, 1}} {
+		if got := percentile(l, tt.p); got != tt.want {
+			t.Errorf("p%v = %v, want %v", tt.p, got, tt.want)
+		}
+	}
+	if got := percentile([]time.Duration{7 * time.Millisecond}, 99); got != 7 {
+		t.Errorf("p99 of one = %v", got)
+	}
+	if got := percentile(nil, 50); got != 0 {
+		t.Errorf("p50 of none = %v", got)
+	}
+}
+
+func TestTrackerLatencies(t *testing.T) {
+	tr := newTracker(2)
+	tr.begin()
+	tr.markCreated("a", "uid-a")
+	tr.markCreated("b", "uid-b")
+	tr.markDone("b")
+	tr.markDone("b") // seen twice, counted once
+	select {
+	case <-tr.all:
+		t.Fatal("all done with one of two")
+	default:
+	}
+	time.Sleep(5 * time.Millisecond)
+	tr.markDone("a")
+	<-tr.all
+	l := tr.latencies()
+	if len(l) != 2 || l[0] > l[1] || l[1] < 5*time.Millisecond {
+		t.Errorf("latencies %v: want two, sorted, the last at least 5ms", l)
+	}
+	if tr.seconds() < 0.005 {
+		t.Errorf("seconds %v: want at least 0.005", tr.seconds())
+	}
+}
+
+func TestChildCounter(t *testing.T) {
+	c := newChildCounter(map[schema.GroupVersionResource]int{podsGVR: 2, servicesGVR: 1})
+	steps := []struct {
+		gvr  schema.GroupVersionResource
+		uid  string
+		done bool
+	}{
+		{podsGVR, "p1", false},
+		{podsGVR, "p1", false}, // an update of the same pod
+		{servicesGVR, "s1", false},
+		{podsGVR, "p2", true},
+	}
+	for i, s := range steps {
+		if got := c.add("x", s.gvr, types.UID(s.uid)); got != s.done {
+			t.Fatalf("step %d: done = %v, want %v", i, got, s.done)
+		}
+	}
+	if c.add("y", podsGVR, "p3") {
+		t.Error("another owner done with one pod")
+	}
+}
+
+func TestBlank(t *testing.T) {
+	svc := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "v1", "kind": "Service",
+		"metadata": map[string]any{
+			"name": "db", "namespace": "bench", "uid": "u", "resourceVersion": "9", "creationTimestamp": "2026-01-01T00:00:00Z",
+			"managedFields": []any{map[string]any{"manager": "x"}},
+			"labels":        map[string]any{"app": "db"},
+			"ownerReferences": []any{map[string]any{
+				"apiVersion": "zalando.org/v1", "kind": "Database", "name": "db", "uid": "old", "controller": true,
+			}},
+		},
+		"spec": map[string]any{
+			"type": "NodePort", "clusterIP": "10.96.0.9", "clusterIPs": []any{"10.96.0.9"},
+			"ports": []any{map[string]any{"port": int64(27017), "nodePort": int64(30001)}},
+		},
+		"status": map[string]any{"loadBalancer": map[string]any{}},
+	}}
+	got := blank(svc)
+	want := map[string]any{
+		"apiVersion": "v1", "kind": "Service",
+		"metadata": map[string]any{
+			"name": "db", "namespace": "bench",
+			"labels": map[string]any{"app": "db"},
+			"ownerReferences": []any{map[string]any{
+				"apiVersion": "zalando.org/v1", "kind": "Database", "name": "db", "uid": "old", "controller": true,
+			}},
+		},
+		"spec": map[string]any{"type": "NodePort", "ports": []any{map[string]any{"port": int64(27017)}}},
+	}
+	if !reflect.DeepEqual(got.Object, want) {
+		t.Errorf("blank service:\n got %v\nwant %v", got.Object, want)
+	}
+	if _, ok := svc.Object["status"]; !ok {
+		t.Error("blank changed its argument")
+	}
+
+	job := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "batch/v1", "kind": "Job",
+		"metadata": map[string]any{"name": "restore", "labels": map[string]any{
+			"batch.kubernetes.io/controller-uid": "u", "controller-uid": "u", "job-name": "restore", "app": "mysql",
+		}},
+		"spec": map[string]any{
+			"selector": map[string]any{"matchLabels": map[string]any{"batch.kubernetes.io/controller-uid": "u"}},
+			"template": map[string]any{"metadata": map[string]any{"labels": map[string]any{
+				"batch.kubernetes.io/controller-uid": "u", "app": "mysql",
+			}}},
+		},
+	}}
+	j := blank(job)
+	if _, found, _ := unstructured.NestedFieldNoCopy(j.Object, "spec", "selector"); found {
+		t.Error("the Job keeps its generated selector")
+	}
+	tl, _, _ := unstructured.NestedStringMap(j.Object, "spec", "template", "metadata", "labels")
+	if !reflect.DeepEqual(tl, map[string]string{"app": "mysql"}) {
+		t.Errorf("template labels %v", tl)
+	}
+	if l := j.GetLabels(); !reflect.DeepEqual(l, map[string]string{"job-name": "restore", "app": "mysql"}) {
+		t.Errorf("labels %v", l)
+	}
+}
+
+func TestReplaceBetween(t *testing.T) {
+	doc := "# Title\n\n" + beginMarker + "old table\n" + endMarker + "\n\nafter\n"
+	got, err := replaceBetween([]byte(doc), beginMarker, endMarker, "new table\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "# Title\n\n" + beginMarker + "new table\n" + endMarker + "\n\nafter\n"
+	if string(got) != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+	if _, err := replaceBetween([]byte("no markers"), beginMarker, endMarker, "x"); err == nil {
+		t.Error("no error without markers")
+	}
+}
+
+func TestNodes(t *testing.T) {
+	// A fake node takes 110 pods: the cluster must hold every pod.
+	for _, pods := range []int{0, 3, 110, 1000, 1200} {
+		if n := nodes(pods); n*110 < pods+110 {
+			t.Errorf("%d pods on %d nodes", pods, n)
+		}
+	}
+}

@@ -1,0 +1,293 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"time"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
+)
+
+// settings are the run's flags that every measure shares.
+type settings struct {
+	root    string
+	cluster string
+	qps     float64
+	burst   int
+	idle    time.Duration
+	timeout time.Duration
+}
+
+// result is one operator's line of the report; see the README's
+// performance section for what each figure means.
+type result struct {
+	CRs              int         `json:"crs"`
+	Done             string      `json:"done"`
+	Seconds          float64     `json:"seconds"`
+	CreatedSeconds   *float64    `json:"created_seconds,omitempty"`
+	P50Ms            float64     `json:"p50_ms"`
+	P99Ms            float64     `json:"p99_ms"`
+	Writes           int         `json:"writes"`
+	Reads            int         `json:"reads"`
+	WritesPerCR      float64     `json:"writes_per_cr"`
+	ReadsPerCR       float64     `json:"reads_per_cr"`
+	RequestsByMethod requests    `json:"requests_by_method"`
+	IdleSeconds      float64     `json:"idle_seconds"`
+	IdleWrites       int         `json:"idle_writes"`
+	PeakRSSMiB       float64     `json:"peak_rss_mib"`
+	RSSPerCRKiB      float64     `json:"rss_per_cr_kib"`
+	FloorSeconds     float64     `json:"floor_seconds"`
+	FloorWritesPerCR float64     `json:"floor_writes_per_cr"`
+	RatioToFloor     float64     `json:"ratio_to_floor"`
+	Seed             *seedResult `json:"seed,omitempty"`
+	SpeedupVsSeed    *float64    `json:"speedup_vs_seed,omitempty"`
+	latencies        []time.Duration
+}
+
+// nodes is how many fake nodes pods pods need: kwok's nodes take 110 pods
+// each; one more leaves room.
+func nodes(pods int) int { return pods/100 + 2 }
+
+// measure runs operator w.operator on a fresh cluster over w's CRs, then the
+// floor on another.
+func measure(ctx context.Context, s settings, w workload) (*result, error) {
+	c := &cluster{root: s.root, name: s.cluster}
+	defer func() { _ = c.down(context.WithoutCancel(ctx)) }()
+	say("%s: a fresh cluster with %d fake nodes", w.operator, nodes(w.count*w.podsPerCR))
+	if err := c.fresh(ctx, nodes(w.count*w.podsPerCR), "crds/"); err != nil {
+		return nil, err
+	}
+	dyn, err := c.dynamic()
+	if err != nil {
+		return nil, err
+	}
+	op, err := startOperator(ctx, c, w.operator, s.qps, s.burst)
+	if err != nil {
+		return nil, err
+	}
+	defer op.stop()
+	baseRSS, _, err := memory(op.cmd.Process.Pid)
+	if err != nil {
+		return nil, err
+	}
+
+	r := &result{CRs: w.count, Done: w.done}
+	t := newTracker(w.count)
+	watchCtx, stopWatch := context.WithCancel(ctx)
+	defer stopWatch()
+	watchDone(watchCtx, dyn, namespace, w.gvr, w.kind, ready, w.children, t)
+	made := newTracker(w.count)
+	if w.created != nil {
+		watchDone(watchCtx, dyn, namespace, w.gvr, w.kind, nil, w.created, made)
+	}
+	say("%s: creating %d %ss", w.operator, w.count, w.kind)
+	made.begin()
+	tell := func(cr *unstructured.Unstructured) { made.markCreated(cr.GetName(), cr.GetUID()) }
+	if err := createAll(ctx, dyn, w.gvr, namespace, objects(w), t, tell); err != nil {
+		return nil, err
+	}
+	if err := waitAll(ctx, w.operator, t, s.timeout, op.alive); err != nil {
+		return nil, fmt.Errorf("%w (the operator's log: %s)", err, logFile(s.root, w.operator))
+	}
+	if w.created != nil {
+		if err := waitAll(ctx, w.operator+" (children created)", made, s.timeout, op.alive); err != nil {
+			return nil, err
+		}
+		created := round(made.seconds(), 2)
+		r.CreatedSeconds = &created
+	}
+	stopWatch()
+	r.Seconds, r.latencies = round(t.seconds(), 2), t.latencies()
+	r.P50Ms, r.P99Ms = round(percentile(r.latencies, 50), 1), round(percentile(r.latencies, 99), 1)
+	say("%s: all %d done in %.1fs; idle for %s", w.operator, w.count, r.Seconds, s.idle)
+
+	converged, err := scrape(ctx, op.metrics)
+	if err != nil {
+		return nil, err
+	}
+	r.RequestsByMethod = converged
+	r.Writes, r.Reads = converged.writes(), converged.reads()
+	r.WritesPerCR, r.ReadsPerCR = per(r.Writes, w.count), per(r.Reads, w.count)
+	if err := sleep(ctx, s.idle); err != nil {
+		return nil, err
+	}
+	idle, err := scrape(ctx, op.metrics)
+	if err != nil {
+		return nil, err
+	}
+	r.IdleSeconds, r.IdleWrites = s.idle.Seconds(), idle.minus(converged).writes()
+	_, peak, err := memory(op.cmd.Process.Pid)
+	if err != nil {
+		return nil, err
+	}
+	r.PeakRSSMiB = round(float64(peak)/1024, 1)
+	r.RSSPerCRKiB = round(float64(peak-baseRSS)/float64(w.count), 1)
+	if err := op.alive(); err != nil {
+		return nil, err
+	}
+	op.stop()
+
+	p, err := capture(ctx, dyn, namespace, w.gvr, w.kind)
+	if err != nil {
+		return nil, err
+	}
+	if r.FloorSeconds, err = floor(ctx, s, c, w, p); err != nil {
+		return nil, err
+	}
+	r.FloorSeconds = round(r.FloorSeconds, 2)
+	r.FloorWritesPerCR = per(p.writes(), w.count)
+	r.RatioToFloor = round(r.Seconds/r.FloorSeconds, 2)
+	return r, nil
+}
+
+// floor times the floor's writes for w's CRs on a fresh cluster.
+func floor(ctx context.Context, s settings, c *cluster, w workload, p plan) (float64, error) {
+	say("%s: the floor (%d writes with the operator's client limits) on a fresh cluster", w.operator, p.writes())
+	if err := c.fresh(ctx, nodes(w.count*w.podsPerCR), "crds/"); err != nil {
+		return 0, err
+	}
+	dyn, err := c.dynamic()
+	if err != nil {
+		return 0, err
+	}
+	cfg, err := c.config(s.qps, s.burst)
+	if err != nil {
+		return 0, err
+	}
+	if _, err := dynamic.NewForConfig(cfg); err != nil {
+		return 0, err
+	}
+	limited := &perKind{cfg: cfg, clients: map[schema.GroupVersionResource]*dynamic.DynamicClient{}}
+	t := newTracker(w.count)
+	created := make(chan *unstructured.Unstructured, w.count)
+	replayed := make(chan error, 1)
+	go func() { replayed <- replay(ctx, limited, w.gvr, p, created, t) }()
+	err = createAll(ctx, dyn, w.gvr, namespace, objects(w), t, func(cr *unstructured.Unstructured) { created <- cr })
+	close(created)
+	if err := errors.Join(err, <-replayed); err != nil {
+		return 0, err
+	}
+	return t.seconds(), nil
+}
+
+// objects are w's CRs.
+func objects(w workload) []*unstructured.Unstructured {
+	var out []*unstructured.Unstructured
+	for _, name := range names("bench", w.count) {
+		out = append(out, w.object(name))
+	}
+	return out
+}
+
+// seedResult is the seed's Python operator on the gordon workload.
+type seedResult struct {
+	Seconds float64 `json:"seconds"`
+	P50Ms   float64 `json:"p50_ms"`
+	P99Ms   float64 `json:"p99_ms"`
+	Pods    int     `json:"pods"`
+	Done    string  `json:"done"`
+}
+
+// measureSeed runs the seed's Python gordon operator (bench/seed) over the
+// gordon workload on a fresh cluster, where only the seed's CRD exists.
+func measureSeed(ctx context.Context, s settings, w workload, replicas int) (*seedResult, error) {
+	c := &cluster{root: s.root, name: s.cluster}
+	defer func() { _ = c.down(context.WithoutCancel(ctx)) }()
+	// The seed makes one pod too many for each Gordon.
+	pods := w.count * (replicas + 1)
+	say("seed gordon: a fresh cluster with %d fake nodes", nodes(pods))
+	if err := c.fresh(ctx, nodes(pods), "bench/seed/gordons.operator.prgcont.cz.yaml"); err != nil {
+		return nil, err
+	}
+	dyn, err := c.dynamic()
+	if err != nil {
+		return nil, err
+	}
+	py := c.command(ctx, python(), "-u", filepath.Join(s.root, "bench", "seed", "gordon.py"))
+	p, err := start(py, logFile(s.root, "seed-gordon"))
+	if err != nil {
+		return nil, fmt.Errorf("python3 bench/seed/gordon.py (Debian: apt-get install python3-kubernetes): %w", err)
+	}
+	defer p.stop()
+	// The seed says nothing when it is ready; a watch it opens late still
+	// lists what exists, so nothing is missed, but its start-up (importing
+	// the kubernetes package) should not be counted: give it that time.
+	if err := sleep(ctx, 3*time.Second); err != nil {
+		return nil, err
+	}
+	if err := p.alive(); err != nil {
+		return nil, fmt.Errorf("%w: python3-kubernetes installed? (its log: %s)", err, logFile(s.root, "seed-gordon"))
+	}
+	t := newTracker(w.count)
+	watchCtx, stopWatch := context.WithCancel(ctx)
+	defer stopWatch()
+	// The seed writes its pods' names in a top-level state field when it
+	// has created them all, and says nothing about them running.
+	hasState := func(u *unstructured.Unstructured) bool { _, ok := u.Object["state"]; return ok }
+	watchDone(watchCtx, dyn, "default", gordonsGVR, "Gordon", hasState, nil, t)
+	var objs []*unstructured.Unstructured
+	for _, name := range names("bench", w.count) {
+		objs = append(objs, gordon(name, replicas))
+	}
+	say("seed gordon: creating %d Gordons", w.count)
+	if err := createAll(ctx, dyn, gordonsGVR, "default", objs, t, nil); err != nil {
+		return nil, err
+	}
+	if err := waitAll(ctx, "seed gordon", t, s.timeout, p.alive); err != nil {
+		return nil, fmt.Errorf("%w (its log: %s)", err, logFile(s.root, "seed-gordon"))
+	}
+	lat := t.latencies()
+	count, err := countPods(ctx, c)
+	if err != nil {
+		return nil, err
+	}
+	return &seedResult{
+		Seconds: round(t.seconds(), 2), P50Ms: round(percentile(lat, 50), 1), P99Ms: round(percentile(lat, 99), 1), Pods: count,
+		Done: "its pods created and their names written in the Gordon (the seed has no Ready)",
+	}, nil
+}
+
+// python is Debian's python3, where apt installs python3-kubernetes, even
+// when another python3 (pyenv's) comes first on PATH.
+func python() string {
+	if _, err := os.Stat("/usr/bin/python3"); err == nil {
+		return "/usr/bin/python3"
+	}
+	return "python3"
+}
+
+func countPods(ctx context.Context, c *cluster) (int, error) {
+	out, err := c.command(ctx, "kubectl", "get", "pods", "-n", "default", "--no-headers", "-o", "name").Output()
+	if err != nil {
+		return 0, fmt.Errorf("kubectl get pods: %w", err)
+	}
+	n := 0
+	for _, b := range out {
+		if b == '\n' {
+			n++
+		}
+	}
+	return n, nil
+}
+
+func per(n, crs int) float64 { return round(float64(n)/float64(crs), 2) }
+
+func round(x float64, digits int) float64 {
+	p := math.Pow(10, float64(digits))
+	return math.Round(x*p) / p
+}
+
+func sleep(ctx context.Context, d time.Duration) error {
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-time.After(d):
+		return nil
+	}
+}
