@@ -358,3 +358,41 @@ func TestStuckPodsMakeTheGordonDegraded(t *testing.T) {
 		return nil
 	})
 }
+
+// One Event per scaling step, not per pod: an Event is an API write, and
+// one per pod doubled the operator's writes.
+func TestOneEventPerScalingStep(t *testing.T) {
+	ns := suite.Namespace(t, nil)
+	g := createGordon(t, ns, "told", 3)
+	waitPods(t, g, 3)
+	waitEvent(t, g, "Created", "Scheduled 3 pods: gordon-")
+
+	setReplicas(t, g, 1)
+	waitPods(t, g, 1)
+	waitEvent(t, g, "Deleted", "Removed 2 pods: gordon-")
+}
+
+// waitEvent waits for an Event of reason about g whose message starts with
+// prefix, and fails when g has any other Event of that reason.
+func waitEvent(t *testing.T, g *gordonv1.Gordon, reason, prefix string) {
+	t.Helper()
+	testenv.Eventually(t, fmt.Sprintf("a %s Event %q…", reason, prefix), func(ctx context.Context) error {
+		var list corev1.EventList
+		if err := suite.Client.List(ctx, &list, client.InNamespace(g.Namespace)); err != nil {
+			return err
+		}
+		var messages []string
+		for _, e := range list.Items {
+			if e.InvolvedObject.UID == g.UID && e.Reason == reason {
+				messages = append(messages, e.Message)
+			}
+		}
+		switch {
+		case len(messages) == 1 && strings.HasPrefix(messages[0], prefix):
+			return nil
+		case len(messages) > 1:
+			t.Fatalf("%d %s Events, want one: %q", len(messages), reason, messages)
+		}
+		return fmt.Errorf("%s Events: %q", reason, messages)
+	})
+}
