@@ -16,6 +16,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -23,6 +24,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"k8s.io/klog/v2"
 )
 
 func main() {
@@ -37,6 +40,10 @@ func say(format string, args ...any) {
 }
 
 func run() error {
+	// The floor's client is throttled on purpose; client-go would log each
+	// wait over a second.
+	klog.LogToStderr(false)
+	klog.SetOutput(io.Discard)
 	var (
 		sz     sizes
 		s      settings

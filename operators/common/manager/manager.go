@@ -21,6 +21,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
@@ -69,6 +70,7 @@ type Options struct {
 	Verbosity     int
 	QPS           float64
 	Burst         int
+	Workers       int
 	Zap           zap.Options
 }
 
@@ -95,6 +97,9 @@ func (o *Options) BindFlags(fs *flag.FlagSet, op Operator) {
 		"How long running reconciles may take to finish after SIGTERM.")
 	fs.Float64Var(&o.QPS, "kube-api-qps", 20, "Requests per second the operator may send to the API server.")
 	fs.IntVar(&o.Burst, "kube-api-burst", 30, "Requests the operator may send at once above --kube-api-qps.")
+	fs.IntVar(&o.Workers, "workers", 4,
+		"How many custom resources are reconciled at once. Each kind of request has its own --kube-api-qps: "+
+			"one worker waits on each in turn, several keep them all busy.")
 	fs.IntVar(&o.Verbosity, "v", 0,
 		"Log verbosity, as Kubernetes components count it: 6 logs every API request with its status and latency, 8 adds bodies; overrides --zap-log-level.")
 	o.Zap.Development = true
@@ -196,6 +201,7 @@ func New(op Operator, o Options) (ctrl.Manager, error) {
 		Scheme:                  scheme,
 		Cache:                   CacheOptions(op.Cache, o.Namespaces),
 		Metrics:                 metricsserver.Options{BindAddress: o.MetricsAddr},
+		Controller:              config.Controller{MaxConcurrentReconciles: max(o.Workers, 1)},
 		HealthProbeBindAddress:  o.ProbeAddr,
 		LeaderElection:          o.LeaderElect,
 		LeaderElectionID:        op.Name + ".operator-workshops.io",

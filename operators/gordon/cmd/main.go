@@ -5,8 +5,6 @@
 package main
 
 import (
-	"flag"
-
 	"k8s.io/apimachinery/pkg/runtime"
 	ctrl "sigs.k8s.io/controller-runtime"
 
@@ -17,20 +15,16 @@ import (
 )
 
 func main() {
-	workers := 4
 	manager.Main(manager.Operator{
 		Name:             "gordon",
 		AddToScheme:      []func(*runtime.Scheme) error{gordonv1.AddToScheme},
 		DefaultProbeAddr: ":8082",
-		Flags: func(fs *flag.FlagSet) {
-			fs.IntVar(&workers, "workers", workers, "How many Gordons are reconciled at once.")
-		},
-		Setup: func(mgr ctrl.Manager, _ manager.Options) error {
+		Setup: func(mgr ctrl.Manager, o manager.Options) error {
 			return (&controller.GordonReconciler{
 				Client:       mgr.GetClient(),
 				Recorder:     mgr.GetEventRecorder(controller.FieldOwner),
 				Expectations: expectations.New(),
-				Workers:      workers,
+				Workers:      o.Workers,
 			}).SetupWithManager(mgr)
 		},
 		Cache: controller.Cache(),
