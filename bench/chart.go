@@ -175,7 +175,7 @@ func (c *canvas) drawLegendEntry(i int, name string, sorted []time.Duration, col
 	drawText(c.img, textLeft, top, shorten(name, fits), inkColour)
 	stats := "(none)"
 	if len(sorted) > 0 {
-		stats = fmt.Sprintf("p50 %v  p99 %v", quantile(sorted, 50), quantile(sorted, 99))
+		stats = fmt.Sprintf("p50 %s  p99 %s", short(quantile(sorted, 50)), short(quantile(sorted, 99)))
 	}
 	drawText(c.img, textLeft, top+16, shorten(stats, fits), inkColour)
 }
@@ -224,4 +224,13 @@ func drawText(img draw.Image, x, y int, s string, col color.Color) {
 // textWidth is how many pixels wide s is in the basic font.
 func textWidth(s string) int {
 	return font.MeasureString(basicfont.Face7x13, s).Round()
+}
+
+// short writes a latency for the legend: milliseconds under a second, else
+// seconds with one decimal ("72.5s", not "1m12.544s").
+func short(d time.Duration) string {
+	if d < time.Second {
+		return fmt.Sprintf("%dms", d.Milliseconds())
+	}
+	return fmt.Sprintf("%.1fs", d.Seconds())
 }
