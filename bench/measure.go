@@ -78,57 +78,11 @@ func measure(ctx context.Context, s settings, w workload) (*result, error) {
 	}
 
 	r := &result{CRs: w.count, Done: w.done}
-	t := newTracker(w.count)
-	watchCtx, stopWatch := context.WithCancel(ctx)
-	defer stopWatch()
-	watchDone(watchCtx, dyn, namespace, w.gvr, w.kind, ready, w.children, t)
-	made := newTracker(w.count)
-	if w.created != nil {
-		watchDone(watchCtx, dyn, namespace, w.gvr, w.kind, nil, w.created, made)
-	}
-	say("%s: creating %d %ss", w.operator, w.count, w.kind)
-	made.begin()
-	tell := func(cr *unstructured.Unstructured) { made.markCreated(cr.GetName(), cr.GetUID()) }
-	if err := createAll(ctx, dyn, w.gvr, namespace, objects(w), t, tell); err != nil {
+	if err := converge(ctx, s, dyn, w, op, r); err != nil {
 		return nil, err
 	}
-	if err := waitAll(ctx, w.operator, t, s.timeout, op.alive); err != nil {
-		return nil, fmt.Errorf("%w (the operator's log: %s)", err, logFile(s.root, w.operator))
-	}
-	if w.created != nil {
-		if err := waitAll(ctx, w.operator+" (children created)", made, s.timeout, op.alive); err != nil {
-			return nil, err
-		}
-		created := round(made.seconds(), 2)
-		r.CreatedSeconds = &created
-	}
-	stopWatch()
-	r.Seconds, r.latencies = round(t.seconds(), 2), t.latencies()
-	r.P50Ms, r.P99Ms = round(percentile(r.latencies, 50), 1), round(percentile(r.latencies, 99), 1)
 	say("%s: all %d done in %.1fs; idle for %s", w.operator, w.count, r.Seconds, s.idle)
-
-	converged, err := scrape(ctx, op.metrics)
-	if err != nil {
-		return nil, err
-	}
-	r.RequestsByMethod = converged
-	r.Writes, r.Reads = converged.writes(), converged.reads()
-	r.WritesPerCR, r.ReadsPerCR = per(r.Writes, w.count), per(r.Reads, w.count)
-	if err := sleep(ctx, s.idle); err != nil {
-		return nil, err
-	}
-	idle, err := scrape(ctx, op.metrics)
-	if err != nil {
-		return nil, err
-	}
-	r.IdleSeconds, r.IdleWrites = s.idle.Seconds(), idle.minus(converged).writes()
-	_, peak, err := memory(op.cmd.Process.Pid)
-	if err != nil {
-		return nil, err
-	}
-	r.PeakRSSMiB = round(float64(peak)/1024, 1)
-	r.RSSPerCRKiB = round(float64(peak-baseRSS)/float64(w.count), 1)
-	if err := op.alive(); err != nil {
+	if err := idleAndMemory(ctx, s, w, op, baseRSS, r); err != nil {
 		return nil, err
 	}
 	op.stop()
@@ -144,6 +98,65 @@ func measure(ctx context.Context, s settings, w workload) (*result, error) {
 	r.FloorWritesPerCR = per(p.writes(), w.count)
 	r.RatioToFloor = round(r.Seconds/r.FloorSeconds, 2)
 	return r, nil
+}
+
+// converge creates w's CRs and waits until every one is done (and, for a
+// workload with a created rule, has its children), recording the times.
+func converge(ctx context.Context, s settings, dyn dynamic.Interface, w workload, op *process, r *result) error {
+	t := newTracker(w.count)
+	watchCtx, stopWatch := context.WithCancel(ctx)
+	defer stopWatch()
+	watchDone(watchCtx, dyn, namespace, w.gvr, w.kind, ready, w.children, t)
+	made := newTracker(w.count)
+	if w.created != nil {
+		watchDone(watchCtx, dyn, namespace, w.gvr, w.kind, nil, w.created, made)
+	}
+	say("%s: creating %d %ss", w.operator, w.count, w.kind)
+	made.begin()
+	tell := func(cr *unstructured.Unstructured) { made.markCreated(cr.GetName(), cr.GetUID()) }
+	if err := createAll(ctx, dyn, w.gvr, namespace, objects(w), t, tell); err != nil {
+		return err
+	}
+	if err := waitAll(ctx, w.operator, t, s.timeout, op.alive); err != nil {
+		return fmt.Errorf("%w (the operator's log: %s)", err, logFile(s.root, w.operator))
+	}
+	if w.created != nil {
+		if err := waitAll(ctx, w.operator+" (children created)", made, s.timeout, op.alive); err != nil {
+			return err
+		}
+		created := round(made.seconds(), 2)
+		r.CreatedSeconds = &created
+	}
+	r.Seconds, r.latencies = round(t.seconds(), 2), t.latencies()
+	r.P50Ms, r.P99Ms = round(percentile(r.latencies, 50), 1), round(percentile(r.latencies, 99), 1)
+	return nil
+}
+
+// idleAndMemory reads the requests the operator sent to converge, then
+// those of the idle stretch after, and its memory at the end.
+func idleAndMemory(ctx context.Context, s settings, w workload, op *process, baseRSS int, r *result) error {
+	converged, err := scrape(ctx, op.metrics)
+	if err != nil {
+		return err
+	}
+	r.RequestsByMethod = converged
+	r.Writes, r.Reads = converged.writes(), converged.reads()
+	r.WritesPerCR, r.ReadsPerCR = per(r.Writes, w.count), per(r.Reads, w.count)
+	if err := sleep(ctx, s.idle); err != nil {
+		return err
+	}
+	idle, err := scrape(ctx, op.metrics)
+	if err != nil {
+		return err
+	}
+	r.IdleSeconds, r.IdleWrites = s.idle.Seconds(), idle.minus(converged).writes()
+	_, peak, err := memory(op.cmd.Process.Pid)
+	if err != nil {
+		return err
+	}
+	r.PeakRSSMiB = round(float64(peak)/1024, 1)
+	r.RSSPerCRKiB = round(float64(peak-baseRSS)/float64(w.count), 1)
+	return op.alive()
 }
 
 // floor times the floor's writes for w's CRs on a fresh cluster.
