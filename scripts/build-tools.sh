@@ -83,13 +83,31 @@ build() {
 	local start=$SECONDS
 	# go build -o DIR writes one binary per main package.
 	# shellcheck disable=SC2046 # one word per package
-	(cd "$dir" && GOWORK=off GOFLAGS=-mod=readonly CGO_ENABLED=0 \
-		go build -trimpath -ldflags "$flags" -o "$bin/" $(packages "$tool"))
+	(cd "$dir" && exec env GOWORK=off GOFLAGS=-mod=readonly CGO_ENABLED=0 \
+		go build -trimpath -ldflags "$flags" -o "$bin/" $(packages "$tool")) &
+	building=$!
+	# go build says nothing until it is done; a first build of Kubernetes
+	# takes minutes: say it is still going every 30 s.
+	local next=$((SECONDS + 30))
+	while kill -0 "$building" 2>/dev/null; do
+		if [ $SECONDS -ge $next ]; then
+			echo "build-tools: still building $tool, $((SECONDS - start))s so far" >&2
+			next=$((SECONDS + 30))
+		fi
+		sleep 1
+	done
+	wait "$building"
+	building=
 	# go names a binary after its package path: etcd's server is ".../server/v3".
 	if [ "$tool" = etcd ]; then mv -f "$bin/server" "$bin/etcd"; fi
 	echo "$want" >"$stamp"
 	echo "build-tools: $tool ready in $((SECONDS - start))s" >&2
 }
+
+# A build runs in the background (for its progress lines): stop it with the
+# script, on Ctrl-C too.
+building=
+trap '[ -z "$building" ] || kill "$building" 2>/dev/null' EXIT
 
 tools=("$@")
 [ ${#tools[@]} -gt 0 ] || tools=(kubernetes etcd kwok controller-gen golangci-lint)
