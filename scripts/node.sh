@@ -431,6 +431,27 @@ spec:
 EOF
 }
 
+# placement IMAGE prints the node type the placement policy gives a new pod
+# of IMAGE: kwok for the fake nodes, nothing for the real node. A server-side
+# dry run goes through admission and creates nothing.
+placement() {
+	k create --dry-run=server -o 'jsonpath={.spec.nodeSelector.type}' -f - <<EOF 2>/dev/null
+apiVersion: v1
+kind: Pod
+metadata: {name: workshop-placement-probe, namespace: default}
+spec: {containers: [{name: probe, image: "$1"}]}
+EOF
+}
+
+# placed IMAGE WHERE succeeds once the API server places pods of IMAGE on
+# WHERE (kwok, or "" for the real node). A policy just applied takes a
+# moment to reach the API server's admission: until then new pods would go
+# where the previous policy sent them.
+placed() {
+	local where
+	where=$(placement "$1") && [ "$where" = "$2" ]
+}
+
 # routes keeps pod and service addresses on this machine (see the top). The
 # CNI bridge plugin takes the bridge as it finds it.
 routes() {
@@ -528,6 +549,7 @@ up() {
 	# that tolerate the taint (the scale tests do).
 	k taint nodes -l type=kwok "$fake_taint=true:NoSchedule" --overwrite >/dev/null
 	placement_policy | k apply -f - >/dev/null
+	wait_until "placement policy in force" 60 placed workshop.local/no-stand-in:v0 kwok
 	coredns_manifest | k apply -f - >/dev/null
 	wait_until "cluster DNS ready at $dns_ip" 120 k -n kube-system rollout status deployment/coredns --timeout=2s
 	say "real node $node_name ($ip) joined cluster $name in $((SECONDS - start))s"
@@ -740,6 +762,10 @@ admit)
 		grep -qxF "$p" "$node_dir/admitted" 2>/dev/null || echo "$p" >>"$node_dir/admitted"
 	done
 	placement_policy | k apply -f - >/dev/null
+	for p in "${@:3}"; do
+		poll 60 placed "${p}placement-probe" "" ||
+			die "admit: 60s on, pods of ${p}... still go to the fake nodes"
+	done
 	say "pods of images named ${*:3}... land on $node_name"
 	;;
 *)
