@@ -1,6 +1,8 @@
 package conditions
 
 import (
+	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -68,5 +70,41 @@ func TestToldDegraded(t *testing.T) {
 	}
 	if _, tell := restarted.Degraded("uid-2", healthy, crashing); !tell {
 		t.Error("after a restart, a new problem of another object is not told")
+	}
+}
+
+func TestReportedAndUnreported(t *testing.T) {
+	blocked := Block("SecretNotFound", "Secret %q not found", "s")
+	waiting := Wait("Restoring", "restore-job runs")
+	failed := errors.New("connection refused")
+	for _, tt := range []struct {
+		name        string
+		err         error
+		reason      string
+		blocked, ok bool
+		unreported  error
+	}{
+		{"nil", nil, "", false, false, nil},
+		{"blocked", blocked, "SecretNotFound", true, true, nil},
+		{"wrapped waiting", fmt.Errorf("pass: %w", waiting), "Restoring", false, true, nil},
+		{"a failed call", failed, "", false, false, failed},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			reason, _, blocked, ok := Reported(tt.err)
+			if reason != tt.reason || blocked != tt.blocked || ok != tt.ok {
+				t.Errorf("Reported = %q, blocked %v, ok %v; want %q, %v, %v", reason, blocked, ok, tt.reason, tt.blocked, tt.ok)
+			}
+			if got := Unreported(tt.err); !errors.Is(got, tt.unreported) || (got == nil) != (tt.unreported == nil) {
+				t.Errorf("Unreported = %v, want %v", got, tt.unreported)
+			}
+		})
+	}
+	// Joined to a failed call, a reported error still lets the failure be
+	// retried.
+	if got := Unreported(errors.Join(failed, waiting)); !errors.Is(got, failed) || errors.As(got, new(*Waiting)) {
+		t.Errorf("Unreported(failed + waiting) = %v, want the failure alone", got)
+	}
+	if got := Unreported(errors.Join(blocked, waiting)); got != nil {
+		t.Errorf("Unreported(blocked + waiting) = %v, want nil", got)
 	}
 }

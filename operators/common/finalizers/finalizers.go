@@ -1,5 +1,11 @@
 // Package finalizers adds and removes an operator's finalizer with a patch
 // that touches nothing else of the object.
+//
+// The patch carries the resourceVersion it was computed from, as the status
+// patch does (package status): a merge patch replaces the finalizer list
+// whole, so one computed from a stale copy would put back a finalizer
+// another controller had just removed, or drop one it had just added. A
+// stale patch fails with a conflict instead.
 package finalizers
 
 import (
@@ -19,7 +25,7 @@ func Ensure(ctx context.Context, c client.Client, obj client.Object, finalizer s
 	}
 	before := obj.DeepCopyObject().(client.Object)
 	controllerutil.AddFinalizer(obj, finalizer)
-	if err := c.Patch(ctx, obj, client.MergeFrom(before)); err != nil {
+	if err := c.Patch(ctx, obj, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})); err != nil {
 		return false, fmt.Errorf("adding finalizer %s to %s: %w", finalizer, client.ObjectKeyFromObject(obj), err)
 	}
 	return true, nil
@@ -32,7 +38,7 @@ func Remove(ctx context.Context, c client.Client, obj client.Object, finalizer s
 	}
 	before := obj.DeepCopyObject().(client.Object)
 	controllerutil.RemoveFinalizer(obj, finalizer)
-	if err := c.Patch(ctx, obj, client.MergeFrom(before)); err != nil {
+	if err := c.Patch(ctx, obj, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})); err != nil {
 		return fmt.Errorf("removing finalizer %s from %s: %w", finalizer, client.ObjectKeyFromObject(obj), err)
 	}
 	return nil

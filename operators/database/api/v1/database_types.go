@@ -110,6 +110,13 @@ type Database struct {
 	Status DatabaseStatus `json:"status,omitempty"`
 }
 
+// StatusConditions points at the status conditions, for the shared
+// reconcile shape (operators/common/reconciler).
+func (db *Database) StatusConditions() *[]metav1.Condition { return &db.Status.Conditions }
+
+// SetObservedGeneration records the generation the status describes.
+func (db *Database) SetObservedGeneration(g int64) { db.Status.ObservedGeneration = g }
+
 // DatabaseList is a list of Databases.
 //
 // +kubebuilder:object:root=true

@@ -14,8 +14,8 @@ import (
 	"github.com/operator-workshops/workshop/operators/common/apply"
 	"github.com/operator-workshops/workshop/operators/common/conditions"
 	"github.com/operator-workshops/workshop/operators/common/manager"
+	"github.com/operator-workshops/workshop/operators/common/reconciler"
 	"github.com/operator-workshops/workshop/operators/common/refs"
-	"github.com/operator-workshops/workshop/operators/common/status"
 	dbv1 "github.com/operator-workshops/workshop/operators/database/api/v1"
 )
 
@@ -40,27 +40,17 @@ type DatabaseReconciler struct {
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 // +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=get;list;watch;create;update;patch;delete
 
-// Reconcile brings the children of one Database in line with its spec.
-func (r *DatabaseReconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Result, err error) {
-	db := &dbv1.Database{}
-	if err := r.Get(ctx, req.NamespacedName, db); err != nil {
-		return ctrl.Result{}, client.IgnoreNotFound(err)
-	}
-	if !db.DeletionTimestamp.IsZero() {
-		// The children carry owner references: the garbage collector
-		// deletes them with the Database, nothing is left to do here.
-		return ctrl.Result{}, nil
-	}
-	before := db.DeepCopy()
-	defer func() {
-		err = status.Finish(ctx, r.Client, before, db, err)
-	}()
-	db.Status.ObservedGeneration = db.Generation
-	err = r.reconcileNormal(ctx, db)
-	if d, tell := r.told.Degraded(db.UID, before.Status.Conditions, db.Status.Conditions); tell {
-		r.Recorder.Eventf(db, nil, corev1.EventTypeWarning, d.Reason, "Reconcile", "%s", d.Message)
-	}
-	return ctrl.Result{}, err
+// Reconcile brings the children of one Database in line with its spec, in
+// the shape every operator of the workshop shares. A Database needs no
+// finalizer: its children carry owner references, and the garbage
+// collector deletes them with it.
+func (r *DatabaseReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	return reconciler.Run(ctx, req, reconciler.Steps[*dbv1.Database, observed]{
+		Client: r.Client, Recorder: r.Recorder, Told: &r.told,
+		New:       func() *dbv1.Database { return &dbv1.Database{} },
+		Normal:    r.reconcileChildren,
+		Summarize: summarize,
+	})
 }
 
 // Cache narrows the operator's cache to its own Pods and Services, with the

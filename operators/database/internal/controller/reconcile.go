@@ -3,7 +3,6 @@ package controller
 import (
 	"context"
 	"crypto/rand"
-	"errors"
 	"fmt"
 	"strings"
 
@@ -12,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	metav1ac "k8s.io/client-go/applyconfigurations/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
@@ -22,23 +22,21 @@ import (
 	dbv1 "github.com/operator-workshops/workshop/operators/database/api/v1"
 )
 
-func (r *DatabaseReconciler) reconcileNormal(ctx context.Context, db *dbv1.Database) error {
-	err := r.reconcileChildren(ctx, db)
-	var b *conditions.Blocked
-	if errors.As(err, &b) {
-		setNotReady(db, b.Reason, b.Message, true)
-		return nil
-	}
-	return err
+// observed is what a pass saw of the children, for summarize.
+type observed struct {
+	// pod is the Pod as last read, nil when it was just created.
+	pod *corev1.Pod
+	// nodePort is the port the API server allocated to the Service.
+	nodePort int32
 }
 
 // reconcileChildren creates or repairs the Secret, the Pod and the Service,
-// then reports what they look like. What it created is told in one Event:
-// an Event is an API write, and a person wants one line per decision.
-func (r *DatabaseReconciler) reconcileChildren(ctx context.Context, db *dbv1.Database) error {
+// and returns what they look like. What it created is told in one Event: an
+// Event is an API write, and a person wants one line per decision.
+func (r *DatabaseReconciler) reconcileChildren(ctx context.Context, db *dbv1.Database) (o observed, _ ctrl.Result, err error) {
 	ref, err := apply.ControllerReference(db, r.Scheme())
 	if err != nil {
-		return err
+		return o, ctrl.Result{}, err
 	}
 	var made []string
 	defer func() {
@@ -48,18 +46,13 @@ func (r *DatabaseReconciler) reconcileChildren(ctx context.Context, db *dbv1.Dat
 	}()
 	password, err := r.reconcileSecret(ctx, db, &made)
 	if err != nil {
-		return err
+		return o, ctrl.Result{}, err
 	}
-	pod, err := r.reconcilePod(ctx, db, password, ref, &made)
-	if err != nil {
-		return err
+	if o.pod, err = r.reconcilePod(ctx, db, password, ref, &made); err != nil {
+		return o, ctrl.Result{}, err
 	}
-	port, err := r.reconcileService(ctx, db, ref, &made)
-	if err != nil {
-		return err
-	}
-	summarize(db, pod, port)
-	return nil
+	o.nodePort, err = r.reconcileService(ctx, db, ref, &made)
+	return o, ctrl.Result{}, err
 }
 
 // reconcileSecret returns the Secret key that holds the mysql root password,
@@ -205,9 +198,19 @@ func (r *DatabaseReconciler) reconcileService(ctx context.Context, db *dbv1.Data
 }
 
 // summarize writes the conditions and the workshop's message from what the
-// children look like now.
-func summarize(db *dbv1.Database, pod *corev1.Pod, nodePort int32) {
-	db.Status.NodePort = nodePort
+// children look like now, or from what stopped the pass: a person to act
+// (Blocked). A failed API call leaves them as they were; the pass is
+// retried.
+func summarize(db *dbv1.Database, o observed, err error) {
+	if reason, msg, blocked, ok := conditions.Reported(err); ok {
+		setNotReady(db, reason, msg, blocked)
+		return
+	}
+	if err != nil {
+		return
+	}
+	pod := o.pod
+	db.Status.NodePort = o.nodePort
 	db.Status.Message = fmt.Sprintf("Pod and Service created by Database %s", db.Name)
 	var stuckReason, stuckMessage string
 	if pod != nil {

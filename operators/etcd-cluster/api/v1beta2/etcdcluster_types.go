@@ -195,6 +195,13 @@ type EtcdCluster struct {
 	Status ClusterStatus `json:"status,omitempty"`
 }
 
+// StatusConditions points at the status conditions, for the shared
+// reconcile shape (operators/common/reconciler).
+func (c *EtcdCluster) StatusConditions() *[]metav1.Condition { return &c.Status.Conditions }
+
+// SetObservedGeneration records the generation the status describes.
+func (c *EtcdCluster) SetObservedGeneration(g int64) { c.Status.ObservedGeneration = g }
+
 // EtcdClusterList is a list of EtcdClusters.
 //
 // +kubebuilder:object:root=true

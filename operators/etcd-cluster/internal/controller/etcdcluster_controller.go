@@ -25,7 +25,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
 	"github.com/operator-workshops/workshop/operators/common/apply"
-	"github.com/operator-workshops/workshop/operators/common/status"
+	"github.com/operator-workshops/workshop/operators/common/conditions"
+	"github.com/operator-workshops/workshop/operators/common/reconciler"
 	etcdv1 "github.com/operator-workshops/workshop/operators/etcd-cluster/api/v1beta2"
 	"github.com/operator-workshops/workshop/operators/etcd-cluster/internal/membership"
 )
@@ -98,47 +99,58 @@ type EtcdClusterReconciler struct {
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 // +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=get;list;watch;create;update;patch;delete
 
-// Reconcile brings one EtcdCluster one step closer to its spec.
-func (r *EtcdClusterReconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Result, err error) {
-	c := &etcdv1.EtcdCluster{}
-	if err := r.Get(ctx, req.NamespacedName, c); err != nil {
-		if client.IgnoreNotFound(err) == nil {
-			r.forget(req.NamespacedName)
-		}
-		return ctrl.Result{}, client.IgnoreNotFound(err)
-	}
-	if !r.manages(c) || !c.DeletionTimestamp.IsZero() {
-		// Another operator's cluster; or one that goes, and its pods,
-		// volumes and Services, which it owns, with it.
-		return ctrl.Result{}, nil
-	}
-	before := c.DeepCopy()
-	defer func() {
-		err = status.Finish(ctx, r.Client, before, c, err)
-	}()
+// Reconcile brings one EtcdCluster one step closer to its spec, in the
+// shape every operator of the workshop shares. A cluster needs no
+// finalizer: its pods, volumes and Services carry owner references and go
+// with it. The operator tells its own Warning events (Told is nil): one per
+// blocked step's cause, as the planner names it.
+func (r *EtcdClusterReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	return reconciler.Run(ctx, req, reconciler.Steps[*etcdv1.EtcdCluster, struct{}]{
+		Client: r.Client, Recorder: r.Recorder,
+		New:       func() *etcdv1.EtcdCluster { return &etcdv1.EtcdCluster{} },
+		Forget:    r.forget,
+		Manages:   r.manages,
+		Normal:    r.reconcileCluster,
+		Summarize: r.summarize,
+	})
+}
+
+// reconcileCluster reports where the cluster is served and moves it one
+// step. The members step reports what etcd said as it decides (report,
+// rolling, unreachable, lost, bootstrapping); summarize adds what ended a
+// pass before it.
+func (r *EtcdClusterReconciler) reconcileCluster(ctx context.Context, c *etcdv1.EtcdCluster) (struct{}, ctrl.Result, error) {
 	// Once per spec change: the generation observed so far is the previous one.
 	if c.Spec.Size%2 == 0 && c.Generation != c.Status.ObservedGeneration {
 		r.Recorder.Eventf(c, nil, corev1.EventTypeWarning, "EvenSize", "Validate",
 			"size %d tolerates %d failed member(s), no more than size %d: odd sizes are advised",
 			c.Spec.Size, membership.Tolerates(c.Spec.Size), c.Spec.Size-1)
 	}
-	c.Status.ObservedGeneration = c.Generation
 	c.Status.ServiceName = clientServiceName(c.Name)
 	c.Status.ClientPort = clientPort
 	c.Status.ControlPaused = c.Spec.Paused
 	if c.Spec.Paused {
-		paused(c)
-		return ctrl.Result{}, nil
+		return struct{}{}, ctrl.Result{}, nil
 	}
 	res, err := r.reconcileChildren(ctx, c)
-	var nc *nameConflict
-	if errors.As(err, &nc) {
-		r.conflicted(c, nc)
-		// A stranger's object carries no reference to the cluster: no
-		// event of it brings the cluster back when it goes.
-		return ctrl.Result{RequeueAfter: requeueUnreachable}, nil
+	if errors.As(err, new(*conditions.Blocked)) {
+		// A stranger's object in a child's way carries no reference to
+		// the cluster: no event of it brings the cluster back when it goes.
+		return struct{}{}, ctrl.Result{RequeueAfter: requeueUnreachable}, err
 	}
-	return res, err
+	return struct{}{}, res, err
+}
+
+// summarize reports a paused cluster, and a child's name taken by a
+// stranger's object.
+func (r *EtcdClusterReconciler) summarize(c *etcdv1.EtcdCluster, _ struct{}, err error) {
+	if c.Spec.Paused {
+		paused(c)
+		return
+	}
+	if _, msg, blocked, _ := conditions.Reported(err); blocked {
+		r.conflicted(c, msg)
+	}
 }
 
 func (r *EtcdClusterReconciler) reconcileChildren(ctx context.Context, c *etcdv1.EtcdCluster) (ctrl.Result, error) {
@@ -182,18 +194,9 @@ func applyChanged(ctx context.Context, c client.Client, obj runtime.ApplyConfigu
 	return err
 }
 
-// nameConflict is an error for an object with the name of one of the
-// cluster's children that the cluster does not own: the operator never
+// mustOwn returns a Blocked error (NameConflict) when obj (its name and
+// namespace set) exists and is not controlled by c: the operator never
 // takes over an object it did not create.
-type nameConflict struct{ kind, name string }
-
-func (e *nameConflict) Error() string {
-	return fmt.Sprintf("%s %q exists and does not belong to the cluster: the operator never takes over an object it did not create. "+
-		"Delete or rename the %s, or give the EtcdCluster another name", e.kind, e.name, e.kind)
-}
-
-// mustOwn returns a *nameConflict when obj (its name and namespace set)
-// exists and is not controlled by c.
 func (r *EtcdClusterReconciler) mustOwn(ctx context.Context, c *etcdv1.EtcdCluster, obj client.Object) error {
 	err := r.Get(ctx, client.ObjectKeyFromObject(obj), obj)
 	switch {
@@ -202,7 +205,10 @@ func (r *EtcdClusterReconciler) mustOwn(ctx context.Context, c *etcdv1.EtcdClust
 	case err != nil:
 		return err
 	case !metav1.IsControlledBy(obj, c):
-		return &nameConflict{kind: strings.TrimPrefix(fmt.Sprintf("%T", obj), "*v1."), name: obj.GetName()}
+		kind := strings.TrimPrefix(fmt.Sprintf("%T", obj), "*v1.")
+		return conditions.Block(ReasonNameConflict,
+			"%s %q exists and does not belong to the cluster: the operator never takes over an object it did not create. "+
+				"Delete or rename the %s, or give the EtcdCluster another name", kind, obj.GetName(), kind)
 	}
 	return nil
 }

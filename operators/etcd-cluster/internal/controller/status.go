@@ -49,16 +49,16 @@ func invalid(c *etcdv1.EtcdCluster, err error) {
 	set(c, conditions.Degraded, metav1.ConditionTrue, ReasonInvalid, "%v", err)
 }
 
-// conflicted reports an object in the way of a child (see nameConflict),
-// with one Warning event when the conflict first shows.
-func (r *EtcdClusterReconciler) conflicted(c *etcdv1.EtcdCluster, nc *nameConflict) {
-	if d := meta.FindStatusCondition(c.Status.Conditions, conditions.Degraded); d == nil || d.Reason != ReasonNameConflict || d.Message != nc.Error() {
-		r.Recorder.Eventf(c, nil, corev1.EventTypeWarning, ReasonNameConflict, "Create", "%s", nc.Error())
+// conflicted reports an object in the way of a child (mustOwn), with one
+// Warning event when the conflict first shows.
+func (r *EtcdClusterReconciler) conflicted(c *etcdv1.EtcdCluster, msg string) {
+	if d := meta.FindStatusCondition(c.Status.Conditions, conditions.Degraded); d == nil || d.Reason != ReasonNameConflict || d.Message != msg {
+		r.Recorder.Eventf(c, nil, corev1.EventTypeWarning, ReasonNameConflict, "Create", "%s", msg)
 	}
-	c.Status.Reason = nc.Error()
-	set(c, conditions.Ready, metav1.ConditionFalse, ReasonNameConflict, "%s", nc.Error())
+	c.Status.Reason = msg
+	set(c, conditions.Ready, metav1.ConditionFalse, ReasonNameConflict, "%s", msg)
 	set(c, conditions.Progressing, metav1.ConditionFalse, ReasonNameConflict, "waiting for a person to act: see Degraded")
-	set(c, conditions.Degraded, metav1.ConditionTrue, ReasonNameConflict, "%s", nc.Error())
+	set(c, conditions.Degraded, metav1.ConditionTrue, ReasonNameConflict, "%s", msg)
 }
 
 // lost reports a cluster that served once and has neither pods nor volumes

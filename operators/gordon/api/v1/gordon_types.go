@@ -95,6 +95,13 @@ type Gordon struct {
 	Status GordonStatus `json:"status,omitempty"`
 }
 
+// StatusConditions points at the status conditions, for the shared
+// reconcile shape (operators/common/reconciler).
+func (g *Gordon) StatusConditions() *[]metav1.Condition { return &g.Status.Conditions }
+
+// SetObservedGeneration records the generation the status describes.
+func (g *Gordon) SetObservedGeneration(gen int64) { g.Status.ObservedGeneration = gen }
+
 // GordonList is a list of Gordons.
 //
 // +kubebuilder:object:root=true

@@ -11,7 +11,6 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
@@ -26,7 +25,7 @@ import (
 	"github.com/operator-workshops/workshop/operators/common/labels"
 	"github.com/operator-workshops/workshop/operators/common/manager"
 	"github.com/operator-workshops/workshop/operators/common/pods"
-	"github.com/operator-workshops/workshop/operators/common/status"
+	"github.com/operator-workshops/workshop/operators/common/reconciler"
 	gordonv1 "github.com/operator-workshops/workshop/operators/gordon/api/v1"
 	"github.com/operator-workshops/workshop/operators/gordon/internal/expectations"
 	"github.com/operator-workshops/workshop/operators/gordon/internal/replicas"
@@ -58,43 +57,42 @@ func Cache() map[client.Object]cache.ByObject {
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 // +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=get;list;watch;create;update;patch;delete
 
-// Reconcile brings the pods of one Gordon to spec.gordon.replicas.
-func (r *GordonReconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Result, err error) {
-	g := &gordonv1.Gordon{}
-	if err := r.Get(ctx, req.NamespacedName, g); err != nil {
-		if apierrors.IsNotFound(err) {
-			r.Expectations.Forget(req.NamespacedName)
-		}
-		return ctrl.Result{}, client.IgnoreNotFound(err)
-	}
-	if !g.DeletionTimestamp.IsZero() {
-		// The pods carry owner references: the garbage collector deletes
-		// them with their Gordon (the workshop's delete() task).
-		return ctrl.Result{}, nil
-	}
-	if !r.Expectations.Satisfied(req.NamespacedName) {
-		// The cache has not yet seen the pods the last reconcile created or
-		// deleted; counting now would create or delete them twice. Their
-		// events bring the Gordon back; should one be lost, the TTL does.
-		ctrl.LoggerFrom(ctx).V(1).Info("waiting for the cache to see earlier pod changes")
-		return ctrl.Result{RequeueAfter: expectations.TTL}, nil
-	}
-	before := g.DeepCopy()
-	defer func() {
-		err = status.Finish(ctx, r.Client, before, g, err)
-	}()
+// Reconcile brings the pods of one Gordon to spec.gordon.replicas, in the
+// shape every operator of the workshop shares. A Gordon needs no finalizer:
+// its pods carry owner references, and the garbage collector deletes them
+// with it (the workshop's delete() task).
+func (r *GordonReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	return reconciler.Run(ctx, req, reconciler.Steps[*gordonv1.Gordon, *replicas.Plan]{
+		Client: r.Client, Recorder: r.Recorder, Told: &r.told,
+		New:       func() *gordonv1.Gordon { return &gordonv1.Gordon{} },
+		Forget:    r.Expectations.Forget,
+		Hold:      r.holdForCache,
+		Normal:    r.reconcilePods,
+		Summarize: summarize,
+	})
+}
 
+// holdForCache puts the pass off while the cache has not yet seen the pods
+// the last pass created or deleted: counting now would create or delete
+// them twice. Their events bring the Gordon back; should one be lost, the
+// expectations' TTL does.
+func (r *GordonReconciler) holdForCache(g *gordonv1.Gordon) (ctrl.Result, bool) {
+	if r.Expectations.Satisfied(client.ObjectKeyFromObject(g)) {
+		return ctrl.Result{}, false
+	}
+	return ctrl.Result{RequeueAfter: expectations.TTL}, true
+}
+
+// reconcilePods creates and deletes pods until g has as many as it asks
+// for, and returns the plan it followed; nil when the pods could not be
+// listed.
+func (r *GordonReconciler) reconcilePods(ctx context.Context, g *gordonv1.Gordon) (*replicas.Plan, ctrl.Result, error) {
 	owned, err := r.podsOf(ctx, g)
 	if err != nil {
-		return ctrl.Result{}, err
+		return nil, ctrl.Result{}, err
 	}
 	plan := replicas.Compute(owned, int(g.Spec.Gordon.Replicas))
-	err = errors.Join(r.deletePods(ctx, g, plan.Delete), r.createPods(ctx, g, plan.Create))
-	summarize(g, plan, err)
-	if d, tell := r.told.Degraded(g.UID, before.Status.Conditions, g.Status.Conditions); tell {
-		r.Recorder.Eventf(g, nil, corev1.EventTypeWarning, d.Reason, "Reconcile", "%s", d.Message)
-	}
-	return ctrl.Result{}, err
+	return &plan, ctrl.Result{}, errors.Join(r.deletePods(ctx, g, plan.Delete), r.createPods(ctx, g, plan.Create))
 }
 
 // podsOf lists the pods that g controls, from the cache.
@@ -215,10 +213,13 @@ func listed(items []string, noun string) string {
 }
 
 // summarize writes the status: the pods kept, how many are ready, and the
-// conditions.
-func summarize(g *gordonv1.Gordon, plan replicas.Plan, err error) {
+// conditions. Without a plan (the pods could not be listed) it leaves the
+// status as it was: the pass is retried.
+func summarize(g *gordonv1.Gordon, plan *replicas.Plan, err error) {
+	if plan == nil {
+		return
+	}
 	s := &g.Status
-	s.ObservedGeneration = g.Generation
 	s.Selector = selector(g)
 	s.Replicas = int32(len(plan.Keep))
 	s.ReadyReplicas = 0

@@ -149,6 +149,13 @@ type MySQL struct {
 	Status MySQLStatus `json:"status,omitempty"`
 }
 
+// StatusConditions points at the status conditions, for the shared
+// reconcile shape (operators/common/reconciler).
+func (m *MySQL) StatusConditions() *[]metav1.Condition { return &m.Status.Conditions }
+
+// SetObservedGeneration records the generation the status describes.
+func (m *MySQL) SetObservedGeneration(g int64) { m.Status.ObservedGeneration = g }
+
 // MySQLList is a list of MySQLs.
 //
 // +kubebuilder:object:root=true

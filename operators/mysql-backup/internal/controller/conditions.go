@@ -1,7 +1,5 @@
 package controller
 
-import "fmt"
-
 // Condition types of a MySQL beyond the shared Ready, Progressing, Degraded.
 const (
 	// Restored says what the restore Job did when the MySQL was created.
@@ -43,14 +41,3 @@ const (
 	ReasonReady            = "Ready"
 	ReasonUpToDate         = "UpToDate"
 )
-
-// waiting is an error for a state the operator or the cluster is working
-// through (a Job runs, a pod starts): the pass stops there, Progressing says
-// why, and an event of the awaited object brings the MySQL back.
-type waiting struct{ reason, message string }
-
-func (w *waiting) Error() string { return w.message }
-
-func wait(reason, format string, args ...any) error {
-	return &waiting{reason: reason, message: fmt.Sprintf(format, args...)}
-}

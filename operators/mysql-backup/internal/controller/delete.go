@@ -11,60 +11,39 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	"github.com/operator-workshops/workshop/operators/common/conditions"
-	"github.com/operator-workshops/workshop/operators/common/finalizers"
-	"github.com/operator-workshops/workshop/operators/common/status"
 	mysqlv1 "github.com/operator-workshops/workshop/operators/mysql-backup/api/v1"
 	"github.com/operator-workshops/workshop/operators/mysql-backup/internal/scripts"
 )
 
-// reconcileDelete backs the database up before the MySQL and its server go.
-// The finalizer holds the MySQL until the backup Job succeeded; the server,
-// its volume, its Service and its credentials have no owner reference, so
-// the garbage collector leaves them alone in every propagation mode
-// (foreground deletion would otherwise delete them at once). Once the backup
-// is done, or skipped, the operator deletes them itself, then lets the MySQL
-// go. The Job's events bring us back, no polling.
-func (r *MySQLReconciler) reconcileDelete(ctx context.Context, m *mysqlv1.MySQL) error {
-	if !controllerutil.ContainsFinalizer(m, finalizer) {
-		return nil
-	}
-	before := m.DeepCopy()
+// finalize backs the database up before the MySQL and its server go. The
+// finalizer holds the MySQL until the backup Job succeeded; the server, its
+// volume, its Service and its credentials have no owner reference, so the
+// garbage collector leaves them alone in every propagation mode (foreground
+// deletion would otherwise delete them at once). Once the backup is done,
+// or skipped, the operator deletes them itself, and the MySQL may go. The
+// Job's events bring us back, no polling.
+func (r *MySQLReconciler) finalize(ctx context.Context, m *mysqlv1.MySQL) (bool, error) {
 	done, err := r.backupBeforeDelete(ctx, m)
-	summarizeDelete(m, err)
-	var b *conditions.Blocked
-	var w *waiting
-	if errors.As(err, &b) || errors.As(err, &w) {
-		err = nil
-	}
-	if perr := status.PatchIfChanged(ctx, r.Client, before, m); perr != nil && !apierrors.IsNotFound(perr) && !apierrors.IsConflict(perr) {
-		err = errors.Join(err, perr)
-	}
 	if err != nil || !done {
-		return err
+		return false, err
 	}
-	if err := r.deleteKept(ctx, m); err != nil {
-		return err
-	}
-	// NotFound: a reconcile of an older event removed it first.
-	return client.IgnoreNotFound(finalizers.Remove(ctx, r.Client, m, finalizer))
+	return true, r.deleteKept(ctx, m)
 }
 
 // summarizeDelete sets Ready, Progressing and Degraded of a MySQL being
 // deleted: it serves no more clients, whatever its server does.
 func summarizeDelete(m *mysqlv1.MySQL, err error) {
 	setCondition(m, conditions.Ready, metav1.ConditionFalse, ReasonDeleting, fmt.Sprintf("%s is being deleted", m.Name))
-	var b *conditions.Blocked
-	var w *waiting
+	reason, msg, blocked, reported := conditions.Reported(err)
 	switch {
-	case errors.As(err, &b):
-		setCondition(m, conditions.Progressing, metav1.ConditionFalse, b.Reason, "waiting for a person to act: see Degraded")
-		setCondition(m, conditions.Degraded, metav1.ConditionTrue, b.Reason, b.Message)
+	case blocked:
+		setCondition(m, conditions.Progressing, metav1.ConditionFalse, reason, "waiting for a person to act: see Degraded")
+		setCondition(m, conditions.Degraded, metav1.ConditionTrue, reason, msg)
 		return
-	case errors.As(err, &w):
-		setCondition(m, conditions.Progressing, metav1.ConditionTrue, w.reason, w.message)
+	case reported:
+		setCondition(m, conditions.Progressing, metav1.ConditionTrue, reason, msg)
 	default:
 		setCondition(m, conditions.Progressing, metav1.ConditionTrue, ReasonDeleting, "deleting the server, its volume, its Service and its credentials")
 	}
@@ -76,7 +55,7 @@ func (r *MySQLReconciler) backupBeforeDelete(ctx context.Context, m *mysqlv1.MyS
 	// Objects made by an earlier version of the operator lose their owner
 	// reference first, so that the garbage collector leaves them alone.
 	for _, obj := range kept(m) {
-		if _, err := r.claim(ctx, m, obj); err != nil && !errors.As(err, new(*conditions.Blocked)) && !errors.As(err, new(*waiting)) {
+		if _, err := r.claim(ctx, m, obj); err != nil && !errors.As(err, new(*conditions.Blocked)) && !errors.As(err, new(*conditions.Waiting)) {
 			return false, err
 		}
 	}
@@ -206,5 +185,5 @@ func (r *MySQLReconciler) skipBackup(m *mysqlv1.MySQL, msg string) {
 func backingUp(m *mysqlv1.MySQL, format string, args ...any) error {
 	msg := fmt.Sprintf(format, args...)
 	setCondition(m, BackupSucceeded, metav1.ConditionUnknown, ReasonBackingUp, msg)
-	return wait(ReasonBackingUp, "%s", msg)
+	return conditions.Wait(ReasonBackingUp, "%s", msg)
 }

@@ -20,9 +20,8 @@ import (
 
 	"github.com/operator-workshops/workshop/operators/common/apply"
 	"github.com/operator-workshops/workshop/operators/common/conditions"
-	"github.com/operator-workshops/workshop/operators/common/finalizers"
+	"github.com/operator-workshops/workshop/operators/common/reconciler"
 	"github.com/operator-workshops/workshop/operators/common/refs"
-	"github.com/operator-workshops/workshop/operators/common/status"
 	mysqlv1 "github.com/operator-workshops/workshop/operators/mysql-backup/api/v1"
 )
 
@@ -65,30 +64,18 @@ const secretRefIndex = "spec.passwordSecretRef.name"
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 // +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=get;list;watch;create;update;patch;delete
 
-// Reconcile brings one MySQL towards its spec, or through its deletion.
-func (r *MySQLReconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Result, err error) {
-	m := &mysqlv1.MySQL{}
-	if err := r.Get(ctx, req.NamespacedName, m); err != nil {
-		return ctrl.Result{}, client.IgnoreNotFound(err)
-	}
-	if !m.DeletionTimestamp.IsZero() {
-		return ctrl.Result{}, r.reconcileDelete(ctx, m)
-	}
-	if added, err := finalizers.Ensure(ctx, r.Client, m, finalizer); err != nil || added {
-		return ctrl.Result{}, err
-	}
-	before := m.DeepCopy()
-	defer func() {
-		err = status.Finish(ctx, r.Client, before, m, err)
-	}()
-	m.Status.ObservedGeneration = m.Generation
-	err = r.reconcileNormal(ctx, m)
-	// One event when a person is first needed, or needed for another
-	// reason: not one per pass.
-	if d, tell := r.told.Degraded(m.UID, before.Status.Conditions, m.Status.Conditions); tell {
-		r.Recorder.Eventf(m, nil, corev1.EventTypeWarning, d.Reason, "Reconcile", "%s", d.Message)
-	}
-	return ctrl.Result{}, err
+// Reconcile brings one MySQL towards its spec, or through its deletion, in
+// the shape every operator of the workshop shares.
+func (r *MySQLReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	return reconciler.Run(ctx, req, reconciler.Steps[*mysqlv1.MySQL, observed]{
+		Client: r.Client, Recorder: r.Recorder, Told: &r.told,
+		New:               func() *mysqlv1.MySQL { return &mysqlv1.MySQL{} },
+		Normal:            r.reconcileChildren,
+		Summarize:         summarize,
+		Finalizer:         finalizer,
+		Finalize:          r.finalize,
+		SummarizeFinalize: summarizeDelete,
+	})
 }
 
 // SetupWithManager watches MySQLs and every object labelled with a MySQL's

@@ -77,6 +77,38 @@ func waitCondition(t *testing.T, m *mysqlv1.MySQL, typ string, status metav1.Con
 	return got
 }
 
+// is is the status and reason one condition should have.
+type is struct {
+	status metav1.ConditionStatus
+	reason string
+}
+
+// waitSummary waits until Ready, Progressing and Degraded are all three as
+// wanted: the summary of one step, recomputed on every pass, with no
+// condition left behind by an earlier step.
+func waitSummary(t *testing.T, m *mysqlv1.MySQL, ready, progressing, degraded is) *mysqlv1.MySQL {
+	t.Helper()
+	got := &mysqlv1.MySQL{}
+	want := map[string]is{conditions.Ready: ready, conditions.Progressing: progressing, conditions.Degraded: degraded}
+	testenv.Eventually(t, fmt.Sprintf("%s Ready/Progressing/Degraded %v", m.Name, want), func(ctx context.Context) error {
+		if err := suite.Client.Get(ctx, client.ObjectKeyFromObject(m), got); err != nil {
+			return err
+		}
+		for typ, w := range want {
+			if c := meta.FindStatusCondition(got.Status.Conditions, typ); c == nil || c.Status != w.status || c.Reason != w.reason {
+				return fmt.Errorf("conditions are %+v", got.Status.Conditions)
+			}
+		}
+		return nil
+	})
+	return got
+}
+
+var (
+	upToDate = is{metav1.ConditionFalse, ReasonUpToDate}
+	serves   = is{metav1.ConditionTrue, ReasonReady}
+)
+
 // serverUp does what the Deployment controller and a kubelet would: a
 // server pod whose container answers, and the Deployment's status for the
 // template it has now.
@@ -447,6 +479,7 @@ func TestPasswordChange(t *testing.T) {
 	ns := suite.Namespace(t, nil)
 	m := create(t, homework(ns, "rotating"))
 	ready(t, m, "no-backup")
+	waitSummary(t, m, serves, upToDate, upToDate)
 	d := &appsv1.Deployment{}
 	get(t, key(m, "rotating"), d)
 	if v := d.Spec.Template.Annotations[passwordVersionAnnotation]; v != "1" {
@@ -454,6 +487,9 @@ func TestPasswordChange(t *testing.T) {
 	}
 
 	setPassword(t, m, "n3w'pass")
+	// The server serves on while the Job changes its password.
+	changing := is{metav1.ConditionTrue, ReasonChangingPassword}
+	waitSummary(t, m, serves, changing, upToDate)
 	j := &batchv1.Job{}
 	get(t, key(m, "password-rotating-job"), j)
 	assertNoPassword(t, j, "n3w'pass")
@@ -469,7 +505,7 @@ func TestPasswordChange(t *testing.T) {
 	// A failure keeps both passwords (the server has one of them) and says so.
 	finishJob(t, m, j.Name, false, "")
 	waitCondition(t, m, PasswordChanged, metav1.ConditionFalse, ReasonPasswordFailed)
-	waitCondition(t, m, conditions.Degraded, metav1.ConditionTrue, ReasonPasswordFailed)
+	waitSummary(t, m, serves, is{metav1.ConditionFalse, ReasonPasswordFailed}, is{metav1.ConditionTrue, ReasonPasswordFailed})
 	if creds := credentials(t, m); creds[keyPassword] != "otuspassword" || creds[keyPendingPassword] != "n3w'pass" {
 		t.Errorf("after a failed change the credentials hold %v, want both passwords", creds)
 	}
@@ -480,6 +516,7 @@ func TestPasswordChange(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitNewJob(t, j)
+	waitSummary(t, m, serves, changing, upToDate)
 	finishJob(t, m, j.Name, true, "password-changed")
 	waitCondition(t, m, PasswordChanged, metav1.ConditionTrue, ReasonPasswordChanged)
 	creds := credentials(t, m)
@@ -497,9 +534,8 @@ func TestPasswordChange(t *testing.T) {
 	})
 	waitDeleted(t, j)
 	deploymentAvailable(t, d)
-	got := waitCondition(t, m, conditions.Degraded, metav1.ConditionFalse, ReasonUpToDate)
-	waitCondition(t, m, conditions.Progressing, metav1.ConditionFalse, ReasonUpToDate)
-	waitCondition(t, m, conditions.Ready, metav1.ConditionTrue, ReasonReady)
+	// Once the change is done, Progressing goes back to False.
+	got := waitSummary(t, m, serves, upToDate, upToDate)
 	if strings.Contains(fmt.Sprintf("%+v", got.Status), "n3w'pass") {
 		t.Error("the status shows the password")
 	}
@@ -596,14 +632,19 @@ func TestPasswordFromSecret(t *testing.T) {
 	m.Spec.Password = ""
 	m.Spec.PasswordSecretRef = &mysqlv1.SecretKeyRef{Name: "root", Key: "pw"}
 	create(t, m)
-	waitCondition(t, m, conditions.Degraded, metav1.ConditionTrue, ReasonSecretNotFound)
+	missing := is{metav1.ConditionFalse, ReasonSecretNotFound}
+	waitSummary(t, m, missing, missing, is{metav1.ConditionTrue, ReasonSecretNotFound})
 	if err := suite.Client.Create(ctx, &corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{Name: "root", Namespace: ns},
 		StringData: map[string]string{"pw": "from-a-secret"},
 	}); err != nil {
 		t.Fatal(err)
 	}
+	// Degraded clears as soon as the Secret exists: the server starts.
+	starting := is{metav1.ConditionFalse, ReasonServerStarting}
+	waitSummary(t, m, starting, is{metav1.ConditionTrue, ReasonServerStarting}, upToDate)
 	ready(t, m, "no-backup")
+	waitSummary(t, m, serves, upToDate, upToDate)
 	if p := credentials(t, m)[keyPassword]; p != "from-a-secret" {
 		t.Errorf("credentials hold %q", p)
 	}

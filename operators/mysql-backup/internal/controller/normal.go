@@ -15,6 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	appsv1ac "k8s.io/client-go/applyconfigurations/apps/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
@@ -33,29 +34,16 @@ type observed struct {
 	server string
 }
 
-func (r *MySQLReconciler) reconcileNormal(ctx context.Context, m *mysqlv1.MySQL) error {
-	var o observed
-	err := r.reconcileChildren(ctx, m, &o)
-	var b *conditions.Blocked
-	var w *waiting
-	switch {
-	case errors.As(err, &b):
-		summarize(m, o, b.Reason, b.Message, true)
-	case errors.As(err, &w):
-		summarize(m, o, w.reason, w.message, false)
-	case err != nil:
-		return err
-	default:
-		summarize(m, o, "", "", false)
-	}
-	return nil
-}
-
 // summarize derives Ready, Progressing and Degraded from what this pass
-// observed, so that none stays behind once its cause is gone. reason and
-// msg are why the pass stopped early, if it did; blocked says a person
-// must act.
-func summarize(m *mysqlv1.MySQL, o observed, reason, msg string, blocked bool) {
+// observed, so that none stays behind once its cause is gone, and from
+// what stopped it early, if anything did: a person to act (Blocked) or
+// something to wait for (Waiting). A failed API call leaves them as they
+// were; the pass is retried.
+func summarize(m *mysqlv1.MySQL, o observed, err error) {
+	reason, msg, blocked, reported := conditions.Reported(err)
+	if err != nil && !reported {
+		return
+	}
 	switch {
 	case o.serving:
 		setCondition(m, conditions.Ready, metav1.ConditionTrue, ReasonReady, fmt.Sprintf("%s answers on %s:%d", m.Name, m.Name, mysqlPort))
@@ -86,8 +74,16 @@ func summarize(m *mysqlv1.MySQL, o observed, reason, msg string, blocked bool) {
 }
 
 // reconcileChildren makes the server's objects, runs the restore and, once
-// the server serves, password changes.
-func (r *MySQLReconciler) reconcileChildren(ctx context.Context, m *mysqlv1.MySQL, o *observed) error {
+// the server serves, password changes. It returns what it observed of the
+// server.
+func (r *MySQLReconciler) reconcileChildren(ctx context.Context, m *mysqlv1.MySQL) (observed, ctrl.Result, error) {
+	var o observed
+	err := r.reconcileServer(ctx, m, &o)
+	return o, ctrl.Result{}, err
+}
+
+// reconcileServer is reconcileChildren's work, noting in o what it sees.
+func (r *MySQLReconciler) reconcileServer(ctx context.Context, m *mysqlv1.MySQL, o *observed) error {
 	o.server = fmt.Sprintf("waiting for the server of %s to start", m.Name)
 	// A Secret named in the spec that is missing only matters before the
 	// server exists, or for a password change: the server runs on.
@@ -168,7 +164,7 @@ func (r *MySQLReconciler) claimDeployment(ctx context.Context, m *mysqlv1.MySQL)
 		return d, err
 	}
 	if !d.DeletionTimestamp.IsZero() {
-		return nil, wait(ReasonReplacing, "waiting for the old Deployment %s to go", d.Name)
+		return nil, conditions.Wait(ReasonReplacing, "waiting for the old Deployment %s to go", d.Name)
 	}
 	if d.Spec.Selector != nil && maps.Equal(d.Spec.Selector.MatchLabels, serverSelector(m)) && len(d.Spec.Selector.MatchExpressions) == 0 {
 		return d, nil
@@ -178,7 +174,7 @@ func (r *MySQLReconciler) claimDeployment(ctx context.Context, m *mysqlv1.MySQL)
 	}
 	r.Recorder.Eventf(m, d, corev1.EventTypeNormal, ReasonReplacing, "DeleteDeployment",
 		"Replacing Deployment %s: its selector also matched the Jobs' pods, and a selector cannot change in place", d.Name)
-	return nil, wait(ReasonReplacing, "replacing Deployment %s, whose selector also matched the Jobs' pods", d.Name)
+	return nil, conditions.Wait(ReasonReplacing, "replacing Deployment %s, whose selector also matched the Jobs' pods", d.Name)
 }
 
 // answered is the Deployment an apply answered with.
@@ -388,7 +384,7 @@ func (r *MySQLReconciler) startRestore(ctx context.Context, m *mysqlv1.MySQL) er
 func restoring(m *mysqlv1.MySQL, reason, format string, args ...any) error {
 	msg := fmt.Sprintf(format, args...)
 	setCondition(m, Restored, metav1.ConditionUnknown, reason, msg)
-	return wait(reason, "%s", msg)
+	return conditions.Wait(reason, "%s", msg)
 }
 
 // recordSpace keeps what a Job measured of the backup volume: room for at

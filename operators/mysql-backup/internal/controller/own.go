@@ -56,7 +56,7 @@ func (r *MySQLReconciler) claim(ctx context.Context, m *mysqlv1.MySQL, obj clien
 	}
 	if !ours(obj, m) {
 		if obj.GetLabels()[mysqlLabel] == m.Name && !obj.GetDeletionTimestamp().IsZero() {
-			return true, wait(ReasonPreviousObject, "%s %s of an earlier MySQL named %s is still being deleted", kind, obj.GetName(), m.Name)
+			return true, conditions.Wait(ReasonPreviousObject, "%s %s of an earlier MySQL named %s is still being deleted", kind, obj.GetName(), m.Name)
 		}
 		return true, conditions.Block(ReasonNameConflict,
 			"%s %q exists and does not belong to MySQL %q: the operator never takes over an object it did not create. "+

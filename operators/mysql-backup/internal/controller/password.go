@@ -146,7 +146,7 @@ func (r *MySQLReconciler) reconcilePassword(ctx context.Context, m *mysqlv1.MySQ
 			return err
 		}
 		setCondition(m, PasswordChanged, metav1.ConditionUnknown, ReasonChangingPassword, "recorded the new password; starting "+name)
-		return wait(ReasonChangingPassword, "recorded the new password; starting %s", name)
+		return conditions.Wait(ReasonChangingPassword, "recorded the new password; starting %s", name)
 	case passwordStart:
 		j = passwordJob(m, r.deadline(), step.target, creds.ResourceVersion)
 		if err := controllerutil.SetControllerReference(m, j, r.Scheme()); err != nil {
@@ -163,7 +163,7 @@ func (r *MySQLReconciler) reconcilePassword(ctx context.Context, m *mysqlv1.MySQ
 		if err := r.deleteJob(ctx, j); err != nil {
 			return err
 		}
-		return wait(ReasonChangingPassword, "removing %s, which ended", name)
+		return conditions.Wait(ReasonChangingPassword, "removing %s, which ended", name)
 	case passwordFailed:
 		msg := fmt.Sprintf("%s failed: the server has the previous password or the new one, and the operator can log in with either. "+
 			"`kubectl logs job/%s` says why; delete the Job to try again, or set the previous password back", name, name)
@@ -198,7 +198,7 @@ func (r *MySQLReconciler) reconcilePassword(ctx context.Context, m *mysqlv1.MySQ
 func changing(m *mysqlv1.MySQL, format string, args ...any) error {
 	msg := fmt.Sprintf(format, args...)
 	setCondition(m, PasswordChanged, metav1.ConditionUnknown, ReasonChangingPassword, msg)
-	return wait(ReasonChangingPassword, "%s", msg)
+	return conditions.Wait(ReasonChangingPassword, "%s", msg)
 }
 
 // deleteJob deletes a Job and its pods.

@@ -1,0 +1,176 @@
+// Package reconciler is the one shape every operator's Reconcile takes, so
+// that each operator writes only what is its own:
+//
+//  1. Get the object; when it is gone, Forget what was remembered of it.
+//  2. Leave it alone when another operator Manages it, or Hold the pass
+//     while the cache catches up with this operator's own writes.
+//  3. When it is being deleted: run the Finalize step, Summarize it, write
+//     the status, and release the Finalizer once the step is done. Without
+//     a Finalizer there is nothing to do: owner references take the
+//     children with it.
+//  4. Otherwise add the Finalizer, do the Normal work, stamp the generation
+//     it observed, and Summarize: Ready, Progressing and Degraded are
+//     recomputed from what the pass observed, every pass, so that none
+//     stays behind once its cause is gone.
+//  5. Tell a person, once per reason, in a Warning event, when Degraded
+//     becomes True; write the status only when it changed.
+//
+// A *conditions.Blocked or *conditions.Waiting error ends a pass without a
+// retry: Summarize reports it, and the watches bring the object back when a
+// person or the cluster acts. Any other error is retried with
+// controller-runtime's backoff (and a Result returned with it is dropped,
+// since controller-runtime ignores it).
+package reconciler
+
+import (
+	"context"
+	"errors"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/events"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+
+	"github.com/operator-workshops/workshop/operators/common/conditions"
+	"github.com/operator-workshops/workshop/operators/common/finalizers"
+	"github.com/operator-workshops/workshop/operators/common/status"
+)
+
+// Object is a custom resource that reports its conditions and the
+// generation they describe.
+type Object interface {
+	client.Object
+	// StatusConditions points at status.conditions.
+	StatusConditions() *[]metav1.Condition
+	// SetObservedGeneration sets status.observedGeneration.
+	SetObservedGeneration(int64)
+}
+
+// Steps are what one operator does at each point of the shape, for objects
+// of type T; O is what its Normal step observed, for its Summarize step.
+// Client, Recorder, New, Normal and Summarize are required.
+type Steps[T Object, O any] struct {
+	Client   client.Client
+	Recorder events.EventRecorder
+	// Told remembers the Degraded reasons already told; the operator's
+	// reconciler holds it, so that it lasts from pass to pass. Nil when the
+	// operator tells its own Warning events.
+	Told *conditions.Told
+	// New returns an empty T to read the object into.
+	New func() T
+
+	// Forget, when set, drops what the operator remembers of an object
+	// that no longer exists.
+	Forget func(client.ObjectKey)
+	// Manages, when set, says whether this operator acts on obj at all
+	// (the predicate of its watches can be the same function).
+	Manages func(obj client.Object) bool
+	// Hold, when set, may put a pass off (with the Result to return): for
+	// instance until the cache has seen the children the last pass made.
+	Hold func(obj T) (ctrl.Result, bool)
+
+	// Normal brings obj towards its spec and returns what it observed.
+	// It may set any of obj's status; ObservedGeneration is still the one
+	// the previous pass observed while it runs.
+	Normal func(ctx context.Context, obj T) (O, ctrl.Result, error)
+	// Summarize sets the conditions from what Normal observed and the
+	// error it ended with, on every pass. For an error that is neither
+	// Blocked nor Waiting (a failed API call) it may leave them as they
+	// were: that pass is retried.
+	Summarize func(obj T, observed O, err error)
+
+	// Finalizer, when set, is added before the first Normal pass and
+	// holds the object's deletion until Finalize returns done.
+	Finalizer string
+	// Finalize runs while obj is being deleted and holds the Finalizer;
+	// done lets the deletion finish.
+	Finalize func(ctx context.Context, obj T) (done bool, err error)
+	// SummarizeFinalize sets the conditions of an object being deleted
+	// from the error Finalize ended with.
+	SummarizeFinalize func(obj T, err error)
+}
+
+// Run is one pass of the shape for the object req names.
+func Run[T Object, O any](ctx context.Context, req ctrl.Request, s Steps[T, O]) (ctrl.Result, error) {
+	obj := s.New()
+	if err := s.Client.Get(ctx, req.NamespacedName, obj); err != nil {
+		if apierrors.IsNotFound(err) && s.Forget != nil {
+			s.Forget(req.NamespacedName)
+		}
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if s.Manages != nil && !s.Manages(obj) {
+		return ctrl.Result{}, nil
+	}
+	if !obj.GetDeletionTimestamp().IsZero() {
+		return ctrl.Result{}, s.finalize(ctx, obj)
+	}
+	if s.Finalizer != "" {
+		added, err := finalizers.Ensure(ctx, s.Client, obj, s.Finalizer)
+		if err != nil || added {
+			// The patch's own event brings the object back.
+			return ctrl.Result{}, ignoreConflict(err)
+		}
+	}
+	if s.Hold != nil {
+		if res, hold := s.Hold(obj); hold {
+			return res, nil
+		}
+	}
+
+	before := obj.DeepCopyObject().(T)
+	observed, res, err := s.Normal(ctx, obj)
+	obj.SetObservedGeneration(obj.GetGeneration())
+	s.Summarize(obj, observed, err)
+	s.tell(before, obj)
+	if err = conditions.Unreported(err); err != nil {
+		res = ctrl.Result{}
+	}
+	return res, status.Finish(ctx, s.Client, before, obj, err)
+}
+
+// finalize runs the deletion step of an object that holds the Finalizer.
+func (s Steps[T, O]) finalize(ctx context.Context, obj T) error {
+	if s.Finalizer == "" || !controllerutil.ContainsFinalizer(obj, s.Finalizer) {
+		return nil
+	}
+	before := obj.DeepCopyObject().(T)
+	done, err := s.Finalize(ctx, obj)
+	if s.SummarizeFinalize != nil {
+		s.SummarizeFinalize(obj, err)
+	}
+	werr := status.PatchIfChanged(ctx, s.Client, before, obj)
+	if apierrors.IsNotFound(werr) || apierrors.IsConflict(werr) {
+		// Gone already, or changed since read: its event runs the
+		// step again on fresh data.
+		werr = nil
+	}
+	if err = errors.Join(conditions.Unreported(err), werr); err != nil || !done {
+		return err
+	}
+	// NotFound: a pass of an older event released it first.
+	return client.IgnoreNotFound(ignoreConflict(finalizers.Remove(ctx, s.Client, obj, s.Finalizer)))
+}
+
+// tell records a Warning event when Degraded became True for a reason not
+// told yet: one event per problem, however many passes see it.
+func (s Steps[T, O]) tell(before, after T) {
+	if s.Told == nil {
+		return
+	}
+	if d, tell := s.Told.Degraded(after.GetUID(), *before.StatusConditions(), *after.StatusConditions()); tell {
+		s.Recorder.Eventf(after, nil, corev1.EventTypeWarning, d.Reason, "Reconcile", "%s", d.Message)
+	}
+}
+
+// ignoreConflict drops a conflict: the object changed since it was read,
+// and that change's event brings it back.
+func ignoreConflict(err error) error {
+	if apierrors.IsConflict(err) {
+		return nil
+	}
+	return err
+}

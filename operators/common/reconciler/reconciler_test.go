@@ -1,0 +1,237 @@
+package reconciler
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/tools/events"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+
+	"github.com/operator-workshops/workshop/operators/common/conditions"
+)
+
+// thing is the smallest custom resource the shape works on.
+type thing struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+	Status            thingStatus `json:"status,omitempty"`
+}
+
+type thingStatus struct {
+	ObservedGeneration int64              `json:"observedGeneration,omitempty"`
+	Conditions         []metav1.Condition `json:"conditions,omitempty"`
+	Note               string             `json:"note,omitempty"`
+}
+
+func (t *thing) StatusConditions() *[]metav1.Condition { return &t.Status.Conditions }
+func (t *thing) SetObservedGeneration(g int64)         { t.Status.ObservedGeneration = g }
+func (t *thing) DeepCopyObject() runtime.Object {
+	c := *t
+	t.DeepCopyInto(&c.ObjectMeta)
+	c.Status.Conditions = append([]metav1.Condition(nil), t.Status.Conditions...)
+	return &c
+}
+
+type thingList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []thing `json:"items"`
+}
+
+func (l *thingList) DeepCopyObject() runtime.Object {
+	c := *l
+	c.Items = nil
+	for i := range l.Items {
+		c.Items = append(c.Items, *l.Items[i].DeepCopyObject().(*thing))
+	}
+	return &c
+}
+
+const finalizer = "example.org/keep"
+
+var key = client.ObjectKey{Namespace: "ns", Name: "t"}
+
+// fixture is a fake API server holding one thing, and Steps whose Normal
+// returns what the test sets in result and err.
+type fixture struct {
+	c        client.Client
+	recorder *events.FakeRecorder
+	told     conditions.Told
+	result   ctrl.Result
+	err      error
+	normals  int
+	// sawGeneration is the observedGeneration the last Normal step saw.
+	sawGeneration int64
+	done          bool
+	forgot        []client.ObjectKey
+}
+
+func newFixture(t *testing.T, finalizers ...string) *fixture {
+	t.Helper()
+	s := runtime.NewScheme()
+	gv := schema.GroupVersion{Group: "example.org", Version: "v1"}
+	s.AddKnownTypes(gv, &thing{}, &thingList{})
+	metav1.AddToGroupVersion(s, gv)
+	obj := &thing{ObjectMeta: metav1.ObjectMeta{Name: key.Name, Namespace: key.Namespace, Generation: 3, Finalizers: finalizers}}
+	return &fixture{
+		c:        fake.NewClientBuilder().WithScheme(s).WithObjects(obj).WithStatusSubresource(obj).Build(),
+		recorder: events.NewFakeRecorder(10),
+	}
+}
+
+func (f *fixture) steps() Steps[*thing, string] {
+	return Steps[*thing, string]{
+		Client: f.c, Recorder: f.recorder, Told: &f.told,
+		New:    func() *thing { return &thing{} },
+		Forget: func(k client.ObjectKey) { f.forgot = append(f.forgot, k) },
+		Normal: func(_ context.Context, obj *thing) (string, ctrl.Result, error) {
+			f.normals++
+			f.sawGeneration = obj.Status.ObservedGeneration
+			return "observed", f.result, f.err
+		},
+		Summarize: func(obj *thing, observed string, err error) {
+			obj.Status.Note = observed
+			reason, msg, blocked, _ := conditions.Reported(err)
+			status := metav1.ConditionFalse
+			if blocked {
+				status = metav1.ConditionTrue
+			}
+			conditions.Set(&obj.Status.Conditions, obj.Generation, conditions.Degraded, status, "R"+reason, "%s", msg)
+		},
+		Finalizer: finalizer,
+		Finalize: func(context.Context, *thing) (bool, error) {
+			return f.done, f.err
+		},
+		SummarizeFinalize: func(obj *thing, err error) {
+			obj.Status.Note = "deleting"
+		},
+	}
+}
+
+func (f *fixture) run(t *testing.T, s Steps[*thing, string]) (ctrl.Result, error) {
+	t.Helper()
+	return Run(context.Background(), ctrl.Request{NamespacedName: key}, s)
+}
+
+func (f *fixture) stored(t *testing.T) *thing {
+	t.Helper()
+	got := &thing{}
+	if err := f.c.Get(context.Background(), key, got); err != nil {
+		t.Fatal(err)
+	}
+	return got
+}
+
+func (f *fixture) events() int {
+	n := 0
+	for {
+		select {
+		case <-f.recorder.Events:
+			n++
+		default:
+			return n
+		}
+	}
+}
+
+func TestFirstPassAddsTheFinalizerOnly(t *testing.T) {
+	f := newFixture(t)
+	if _, err := f.run(t, f.steps()); err != nil {
+		t.Fatal(err)
+	}
+	if got := f.stored(t); !controllerutil.ContainsFinalizer(got, finalizer) || f.normals != 0 {
+		t.Fatalf("finalizers %v, Normal ran %d times; want the finalizer and no Normal pass", got.Finalizers, f.normals)
+	}
+	if _, err := f.run(t, f.steps()); err != nil {
+		t.Fatal(err)
+	}
+	got := f.stored(t)
+	if f.normals != 1 || got.Status.ObservedGeneration != 3 || got.Status.Note != "observed" {
+		t.Errorf("after the second pass: %d Normal passes, status %+v; want 1, generation 3 and Summarize's note", f.normals, got.Status)
+	}
+	if f.sawGeneration != 0 {
+		t.Errorf("Normal saw observedGeneration %d, want the previous pass's (0)", f.sawGeneration)
+	}
+}
+
+func TestBlockedIsReportedOnceAndNotRetried(t *testing.T) {
+	f := newFixture(t, finalizer)
+	f.result = ctrl.Result{RequeueAfter: time.Minute}
+	f.err = fmt.Errorf("pass: %w", conditions.Block("SecretNotFound", "create Secret s"))
+	for range 2 {
+		res, err := f.run(t, f.steps())
+		if err != nil || res.RequeueAfter != time.Minute {
+			t.Fatalf("blocked pass: %+v, %v; want Normal's result and no error", res, err)
+		}
+	}
+	d := meta.FindStatusCondition(f.stored(t).Status.Conditions, conditions.Degraded)
+	if d == nil || d.Status != metav1.ConditionTrue || d.Reason != "RSecretNotFound" {
+		t.Errorf("Degraded = %+v, want True for RSecretNotFound", d)
+	}
+	if n := f.events(); n != 1 {
+		t.Errorf("%d Warning events for one problem over two passes, want 1", n)
+	}
+}
+
+func TestFailuresAreRetriedWithoutTheirResult(t *testing.T) {
+	f := newFixture(t, finalizer)
+	f.result = ctrl.Result{RequeueAfter: time.Minute}
+	f.err = errors.New("connection refused")
+	res, err := f.run(t, f.steps())
+	if !errors.Is(err, f.err) || res != (ctrl.Result{}) {
+		t.Errorf("failed pass: %+v, %v; want the error alone", res, err)
+	}
+}
+
+func TestManagesAndForget(t *testing.T) {
+	f := newFixture(t, finalizer)
+	s := f.steps()
+	s.Manages = func(client.Object) bool { return false }
+	if _, err := f.run(t, s); err != nil || f.normals != 0 {
+		t.Errorf("another operator's object: %d Normal passes, err %v; want none", f.normals, err)
+	}
+	if err := f.c.Delete(context.Background(), f.stored(t)); err != nil {
+		t.Fatal(err)
+	}
+	s = f.steps()
+	s.Finalizer = ""
+	if _, err := f.run(t, s); err != nil || f.normals != 0 || len(f.forgot) != 0 {
+		t.Fatalf("being deleted without a finalizer of ours: Normal %d, forgot %v, err %v; want nothing done", f.normals, f.forgot, err)
+	}
+}
+
+func TestDeletionWaitsForFinalize(t *testing.T) {
+	f := newFixture(t, finalizer)
+	if err := f.c.Delete(context.Background(), f.stored(t)); err != nil {
+		t.Fatal(err)
+	}
+	f.err = conditions.Wait("BackingUp", "backup-job runs")
+	if _, err := f.run(t, f.steps()); err != nil {
+		t.Fatal(err)
+	}
+	got := f.stored(t)
+	if !controllerutil.ContainsFinalizer(got, finalizer) || got.Status.Note != "deleting" || f.normals != 0 {
+		t.Fatalf("while Finalize waits: finalizers %v, note %q, %d Normal passes; want the finalizer kept and the deletion summarized",
+			got.Finalizers, got.Status.Note, f.normals)
+	}
+	f.err, f.done = nil, true
+	if _, err := f.run(t, f.steps()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.run(t, f.steps()); err != nil {
+		t.Fatal(err)
+	}
+	if len(f.forgot) != 1 || f.forgot[0] != key {
+		t.Errorf("once Finalize is done the object goes and is forgotten: forgot %v", f.forgot)
+	}
+}
