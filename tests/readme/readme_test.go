@@ -5,6 +5,7 @@ package readme
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"os"
 	"os/exec"
@@ -58,13 +59,25 @@ func TestMain(m *testing.M) {
 	if err != nil {
 		panic(err)
 	}
-	down := exec.Command(filepath.Join(root, "scripts", "cluster.sh"), "down", clusterName)
-	down.Env = append(os.Environ(), "KUBECONFIG="+kubeconfig)
+	// The README's own way to delete the cluster, last.
+	down := exec.Command("make", "cluster-down")
+	down.Dir = root
+	down.Env = append(os.Environ(), "KUBECONFIG="+kubeconfig, "CLUSTER_NAME="+clusterName)
 	if out, err := down.CombinedOutput(); err != nil {
-		fmt.Fprintf(os.Stderr, "%s", out)
+		fmt.Fprintf(os.Stderr, "make cluster-down: %v\n%s", err, out)
 		code = 1
+	} else {
+		ran["make cluster-down"] = true
 	}
 	_ = os.RemoveAll(dir)
+	// Every command the README shows ran, unless it says why not; only a
+	// whole, passing run can tell.
+	if code == 0 && flag.Lookup("test.run").Value.String() == "" {
+		if err := everyCommandRan(filepath.Join(root, "README.md")); err != nil {
+			fmt.Fprintln(os.Stderr, "FAIL:", err)
+			code = 1
+		}
+	}
 	os.Exit(code)
 }
 
@@ -80,8 +93,11 @@ func (r *reader) shown(line string) {
 // returns its output, failing the test when it fails.
 func (r *reader) run(line string) string {
 	r.t.Helper()
-	r.shown(strings.TrimPrefix(line, "RUN_EXIT_WHEN_READY=1 "))
-	return r.runUnshown(line)
+	shown := strings.TrimPrefix(line, "RUN_EXIT_WHEN_READY=1 ")
+	r.shown(shown)
+	out := r.runUnshown(line)
+	ran[shown] = true
+	return out
 }
 
 // runUnshown runs a command the README does not show, a check of the test's.
@@ -142,6 +158,12 @@ func TestQuickStart(t *testing.T) {
 	if d := time.Since(start); d > 30*time.Second {
 		t.Errorf("a second make cluster-up took %s; it should reuse the cluster", d)
 	}
+	if out := r.run("kubectl get nodes"); !containsRow(out, " Ready ") {
+		t.Errorf("kubectl get nodes shows no Ready node")
+	}
+	if out := r.run("make help"); !containsRow(out, "cluster-up", "Start the local cluster") {
+		t.Errorf("make help does not describe make cluster-up")
+	}
 
 	// The seed's cascade delete, with make run's operators stopped: the
 	// garbage collector removes the Pod and the Service.
@@ -181,6 +203,7 @@ func (r *reader) goRun(line string) (stop func() string) {
 		r.t.Fatal(err)
 	}
 	r.running = append(r.running, op)
+	ran[line] = true
 	stopped := false
 	stop = func() string {
 		if !stopped {
