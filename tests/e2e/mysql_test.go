@@ -109,11 +109,48 @@ func TestHomeworkMySQL(t *testing.T) {
 			if !strings.Contains(again.Status.Message, "created with restore-job") {
 				t.Errorf("message %q", again.Status.Message)
 			}
+			// The status says what the restore Job's pod reported, and
+			// claims nothing it did not: on a fake node the pod runs no
+			// script and reports nothing (tests/realnode proves a real
+			// restore, with the data).
+			report := restoreReport(ctx, t, cfg, again)
+			restored := meta.FindStatusCondition(again.Status.Conditions, "Restored")
+			switch {
+			case restored == nil || restored.Status != metav1.ConditionTrue:
+				t.Errorf("Ready without Restored=True: %+v", restored)
+			case report == "" && (restored.Reason != "RestoreUnreported" || again.Status.RestoredFrom != ""):
+				t.Errorf("the restore Job reported nothing, yet the status says %s (%s), restoredFrom %q",
+					restored.Reason, restored.Message, again.Status.RestoredFrom)
+			case report == "":
+				t.Logf("the restore ran on a fake node, which runs no script: Restored says %s", restored.Reason)
+			case restored.Reason == "RestoreUnreported":
+				t.Errorf("the restore Job reported %q, yet the status says it did not", report)
+			}
 			return ctx
 		}).
 		WithTeardown("namespace", deleteNamespace).
 		Feature()
 	testEnv.Test(t, f)
+}
+
+// restoreReport returns what the pod of m's restore Job wrote to its
+// termination log, "" when it wrote nothing.
+func restoreReport(ctx context.Context, t *testing.T, cfg *envconf.Config, m *mysqlv1.MySQL) string {
+	t.Helper()
+	var pods corev1.PodList
+	if err := client(t, cfg).List(ctx, &pods, resources.WithLabelSelector(batchv1.JobNameLabel+"=restore-"+m.Name+"-job"),
+		resources.WithFieldSelector("metadata.namespace="+m.Namespace)); err != nil {
+		t.Fatal(err)
+	}
+	report := ""
+	for _, p := range pods.Items {
+		for _, cs := range p.Status.ContainerStatuses {
+			if term := cs.State.Terminated; term != nil && term.Message != "" {
+				report = term.Message
+			}
+		}
+	}
+	return report
 }
 
 // A backup that cannot succeed keeps the MySQL and says why, until an

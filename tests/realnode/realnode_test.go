@@ -117,6 +117,9 @@ func TestHomeworkTableSurvivesRecreate(t *testing.T) {
 	if from := suite.Kubectl(ctx, t, "get", "-n", ns, "mysql/mysql-instance", "-o", "jsonpath={.status.restoredFrom}"); from == "" {
 		t.Errorf("the new MySQL says it restored nothing")
 	}
+	if reason := strings.TrimSpace(suite.Kubectl(ctx, t, "get", "-n", ns, "mysql/mysql-instance", "-o", `jsonpath={.status.conditions[?(@.type=="Restored")].reason}`)); reason != "Restored" {
+		t.Errorf("Restored says %q on a real node, where the restore Job reports what it loaded", reason)
+	}
 	out := mysql("select * from test;")
 	for _, row := range []string{"1\tsome data\n", "2\tsome data-2\n"} {
 		if !strings.Contains(out, row) {

@@ -23,13 +23,19 @@ const (
 	ReasonRestored         = "Restored"
 	ReasonNoBackup         = "NoBackup"
 	ReasonRestoreFailed    = "RestoreFailed"
-	ReasonPreviousJob      = "WaitingForPreviousJob"
-	ReasonPreviousObject   = "WaitingForPreviousMySQL"
-	ReasonReplacing        = "ReplacingDeployment"
-	ReasonBackingUp        = "BackingUp"
-	ReasonBackupDone       = "BackupSucceeded"
-	ReasonBackupAside      = "BackupKeptAside"
-	ReasonBackupFailed     = "BackupFailed"
+	// ReasonRestoreUnreported: the restore Job succeeded without saying what
+	// it loaded.
+	ReasonRestoreUnreported = "RestoreUnreported"
+	ReasonPreviousJob       = "WaitingForPreviousJob"
+	ReasonPreviousObject    = "WaitingForPreviousMySQL"
+	ReasonReplacing         = "ReplacingDeployment"
+	ReasonBackingUp         = "BackingUp"
+	ReasonBackupDone        = "BackupSucceeded"
+	ReasonBackupAside       = "BackupKeptAside"
+	ReasonBackupFailed      = "BackupFailed"
+	// ReasonBackupUnreported: the backup Job succeeded without saying what
+	// it wrote.
+	ReasonBackupUnreported = "BackupUnreported"
 	ReasonBackupSkipped    = "BackupSkipped"
 	ReasonDeleting         = "Deleting"
 	ReasonChangingPassword = "ChangingPassword"

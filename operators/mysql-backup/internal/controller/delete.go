@@ -115,11 +115,14 @@ func (r *MySQLReconciler) backupBeforeDelete(ctx context.Context, m *mysqlv1.MyS
 		reason = ReasonBackupAside
 		msg = fmt.Sprintf("backed up to %s, kept aside: latest still names the backup the next MySQL restores (see `kubectl logs job/%s`)", m.Status.LastBackup, name)
 	default:
-		msg = "backed up to " + m.Status.LastBackup
+		// Succeeded, so the dump is written, but which file it is and
+		// whether it became latest are not known without the report.
+		reason = ReasonBackupUnreported
+		msg = fmt.Sprintf("%s succeeded without a report (its pod's termination message is empty): backed up to %s, under a name not known", name, m.Status.LastBackup)
 	}
 	setCondition(m, BackupSucceeded, metav1.ConditionTrue, reason, msg)
 	m.Status.Message = "mysql and its children resources deleted"
-	r.Recorder.Eventf(m, j, corev1.EventTypeNormal, ReasonBackupDone, "BackupJobDone", "%s; deleting the MySQL", msg)
+	r.Recorder.Eventf(m, j, corev1.EventTypeNormal, reason, "BackupJobDone", "%s; deleting the MySQL", msg)
 	return true, nil
 }
 
@@ -142,6 +145,10 @@ func (r *MySQLReconciler) startBackup(ctx context.Context, m *mysqlv1.MySQL) (bo
 		if pod != nil {
 			p.host = pod.Status.PodIP
 		}
+		p.aside = m.Annotations[mysqlv1.BackupAsLatestAnnotation] != "true"
+	case restored.Reason == ReasonRestoreUnreported:
+		// Restored from something, but from what is not known: latest may
+		// name a newer backup than this server's data.
 		p.aside = m.Annotations[mysqlv1.BackupAsLatestAnnotation] != "true"
 	case restored.Reason == ReasonNoBackup:
 		p.latestExpected = "none"

@@ -921,6 +921,38 @@ func TestBackupOfAnUnrestoredServerIsKeptAside(t *testing.T) {
 	waitGone(t, m)
 }
 
+// Jobs whose pods leave no report (kwok's fake nodes run no script) succeed
+// without the status claiming what they did: the restore is not "Restored"
+// from anything, and since what the server holds is not known, its backup is
+// kept aside rather than made the latest.
+func TestUnreportedJobsClaimNothing(t *testing.T) {
+	ns := suite.Namespace(t, nil)
+	m := create(t, homework(ns, "unreported"))
+	ready(t, m, "")
+	got := waitCondition(t, m, Restored, metav1.ConditionTrue, ReasonRestoreUnreported)
+	if got.Status.RestoredFrom != "" || got.Status.Message != "unreported created with restore-job, which did not report what it loaded" {
+		t.Errorf("restoredFrom %q, message %q", got.Status.RestoredFrom, got.Status.Message)
+	}
+
+	if err := suite.Client.Delete(ctx, m); err != nil {
+		t.Fatal(err)
+	}
+	j := &batchv1.Job{}
+	get(t, key(m, backupJobName(m.Name)), j)
+	if e := envNamed(j, scripts.EnvMakeLatest); e == nil || e.Value != "no" {
+		t.Errorf("the backup of a server restored from an unknown dump must be kept aside (%s=no), has %+v", scripts.EnvMakeLatest, e)
+	}
+	if e := envNamed(j, scripts.EnvHost); e == nil || e.Value != m.Name {
+		t.Errorf("the backup of a restored server reaches it through its Service, has %+v", e)
+	}
+	finishJob(t, m, j.Name, true, "")
+	waitGone(t, m)
+	// The MySQL is gone with its status; its Event says what was known.
+	if n := eventsOf(t, m, ReasonBackupUnreported); n != 1 {
+		t.Errorf("%d %s events, want 1", n, ReasonBackupUnreported)
+	}
+}
+
 // Neither the server nor a Job talks to the API server: their pods get no
 // ServiceAccount token.
 func TestPodsMountNoServiceAccountToken(t *testing.T) {
