@@ -124,9 +124,9 @@ fuzz: ## Fuzz the membership planner, member names and gordon's replica arithmet
 	done
 
 .PHONY: test-integration
-test-integration: ## envtest integration tests against the project-built kube-apiserver and etcd.
+test-integration: ## Unit and envtest integration tests of the operators, with the race detector, against the project-built kube-apiserver and etcd.
 	scripts/build-tools.sh kubernetes etcd
-	for m in $(filter operators/%,$(MODULES)); do (cd $$m && go test -count=1 -timeout 20m ./...); done
+	for m in $(filter operators/%,$(MODULES)); do (cd $$m && go test -race -count=1 -timeout 20m ./...); done
 
 .PHONY: test-e2e
 test-e2e: ## End-to-end tests on a local cluster (E2E_PROVIDER=local|kind|kubeconfig).

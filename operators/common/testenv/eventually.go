@@ -39,3 +39,23 @@ func EventuallyWithin(t testing.TB, timeout time.Duration, what string, check fu
 		}
 	}
 }
+
+// Consistently calls check every 100 ms for d and fails the test as soon as
+// it returns an error: for a negative check (nothing more happens), which
+// can only be watched for a while, it fails at the first sign instead of
+// sleeping and looking once.
+func Consistently(t testing.TB, d time.Duration, what string, check func(ctx context.Context) error) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	defer cancel()
+	for {
+		if err := check(context.Background()); err != nil {
+			t.Fatalf("%s stopped holding: %v", what, err)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}

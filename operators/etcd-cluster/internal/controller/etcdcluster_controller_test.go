@@ -311,13 +311,18 @@ func TestPausedClusterIsNotChanged(t *testing.T) {
 		}
 		return nil
 	})
-	time.Sleep(3 * time.Second) // a scale up would have added a member by now
-	if ids := memberIDs(t, c); len(ids) != 3 {
-		t.Fatalf("paused, etcd lists %v", ids)
-	}
-	if pods, _ := children(context.Background(), t, c); len(pods) != 3 {
-		t.Fatalf("paused, pods %v", pods)
-	}
+	// An operator that ignored the pause would add a member as soon as
+	// etcd accepts one: etcd refuses a member add until every member has
+	// been connected for 5 s, which a cluster just bootstrapped may not be.
+	testenv.Consistently(t, 8*time.Second, "a paused cluster of 3", func(ctx context.Context) error {
+		if ids := memberIDs(t, c); len(ids) != 3 {
+			return fmt.Errorf("etcd lists %v", ids)
+		}
+		if pods, _ := children(ctx, t, c); len(pods) != 3 {
+			return fmt.Errorf("pods %v", pods)
+		}
+		return nil
+	})
 
 	update(t, c, func(s *etcdv1.ClusterSpec) { s.Paused = false })
 	waitHealthy(t, c, 5)

@@ -69,15 +69,16 @@ func waitPods(t *testing.T, g *gordonv1.Gordon, n int) []corev1.Pod {
 // overshoots does it right after reaching the count.
 func stays(t *testing.T, g *gordonv1.Gordon, n int) {
 	t.Helper()
-	for end := time.Now().Add(2 * time.Second); time.Now().Before(end); time.Sleep(100 * time.Millisecond) {
-		pods, err := podsOf(context.Background(), g)
+	testenv.Consistently(t, 2*time.Second, fmt.Sprintf("%s with exactly %d pods", g.Name, n), func(ctx context.Context) error {
+		pods, err := podsOf(ctx, g)
 		if err != nil {
-			t.Fatal(err)
+			return err
 		}
 		if len(pods) != n {
-			t.Fatalf("%s has %d pods, want exactly %d", g.Name, len(pods), n)
+			return fmt.Errorf("%d pods", len(pods))
 		}
-	}
+		return nil
+	})
 }
 
 // markReady does what a kubelet would: envtest runs no node.

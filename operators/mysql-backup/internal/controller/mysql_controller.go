@@ -37,11 +37,12 @@ type MySQLReconciler struct {
 	// before it counts as failed: a backup stuck on a volume that never
 	// binds must not hold a deletion without saying so.
 	JobDeadline time.Duration
-	// restoresRecorded holds the UIDs of the restore Jobs whose outcome an
-	// Event has told: the pass after the one that saw the Job done may read
-	// the MySQL from a cache that has not seen that pass's status yet, and
-	// would tell it again (an Event is an API write).
-	restoresRecorded sync.Map
+	// jobsTold holds the UIDs of the restore and backup Jobs whose outcome
+	// an Event has told: the pass after the one that saw the Job done may
+	// read the MySQL from a cache that has not seen that pass's status (or
+	// finalizer removal) yet, and would tell it again (an Event is an API
+	// write).
+	jobsTold sync.Map
 	// told is the Degraded reason each MySQL's last Warning event told.
 	told conditions.Told
 }
