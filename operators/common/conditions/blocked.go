@@ -17,3 +17,16 @@ func (b *Blocked) Error() string { return b.Message }
 func Block(reason, format string, args ...any) error {
 	return &Blocked{Reason: reason, Message: fmt.Sprintf(format, args...)}
 }
+
+// ReasonNameConflict is the reason of a child's name taken by an object the
+// custom resource does not control.
+const ReasonNameConflict = "NameConflict"
+
+// NameConflict returns the Blocked error of an object of kind kind named name
+// that stands where a child of the ownerKind ownerName belongs and is not
+// its: an operator never takes over an object it did not create.
+func NameConflict(kind, name, ownerKind, ownerName string) error {
+	return Block(ReasonNameConflict,
+		"%s %q exists and does not belong to %s %q: the operator never takes over an object it did not create. "+
+			"Delete or rename the %s, or give the %s another name", kind, name, ownerKind, ownerName, kind, ownerKind)
+}

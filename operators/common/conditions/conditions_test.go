@@ -108,3 +108,15 @@ func TestReportedAndUnreported(t *testing.T) {
 		t.Errorf("Unreported(blocked + waiting) = %v, want nil", got)
 	}
 }
+
+func TestNameConflict(t *testing.T) {
+	reason, msg, blocked, ok := Reported(NameConflict("Service", "db", "Database", "db"))
+	if !ok || !blocked || reason != ReasonNameConflict {
+		t.Fatalf("reported %v, blocked %v, reason %q", ok, blocked, reason)
+	}
+	want := `Service "db" exists and does not belong to Database "db": the operator never takes over an object it did not create. ` +
+		"Delete or rename the Service, or give the Database another name"
+	if msg != want {
+		t.Errorf("message\n got %s\nwant %s", msg, want)
+	}
+}

@@ -1,5 +1,7 @@
 package controller
 
+import "github.com/operator-workshops/workshop/operators/common/conditions"
+
 // Reasons of the Ready, Progressing and Degraded conditions.
 const (
 	ReasonRunning         = "Running"
@@ -7,7 +9,7 @@ const (
 	ReasonPodNotReady     = "PodNotReady"
 	ReasonPodTerminating  = "PodTerminating"
 	ReasonPortPending     = "NodePortPending"
-	ReasonNameConflict    = "NameConflict"
+	ReasonNameConflict    = conditions.ReasonNameConflict
 	ReasonSecretNotFound  = "SecretNotFound"
 	ReasonSecretKeyAbsent = "SecretKeyMissing"
 	ReasonReconciled      = "Reconciled"

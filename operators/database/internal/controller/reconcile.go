@@ -139,8 +139,7 @@ func (r *DatabaseReconciler) reconcilePod(ctx context.Context, db *dbv1.Database
 		return nil, err
 	}
 	if !metav1.IsControlledBy(pod, db) {
-		return nil, conditions.Block(ReasonNameConflict,
-			"Pod %q exists and does not belong to Database %q: delete it or choose another name for the Database", pod.Name, db.Name)
+		return nil, conditions.NameConflict("Pod", pod.Name, "Database", db.Name)
 	}
 	if !pod.DeletionTimestamp.IsZero() {
 		return pod, nil // the delete event brings us back to create the new one
@@ -176,8 +175,7 @@ func (r *DatabaseReconciler) reconcileService(ctx context.Context, db *dbv1.Data
 		return 0, err
 	}
 	if !created && !metav1.IsControlledBy(svc, db) {
-		return 0, conditions.Block(ReasonNameConflict,
-			"Service %q exists and does not belong to Database %q: delete it or choose another name for the Database", svc.Name, db.Name)
+		return 0, conditions.NameConflict("Service", svc.Name, "Database", db.Name)
 	}
 	applied := serviceFor(db, ref)
 	sent, err := owner.ApplyChanged(ctx, r.Client, applied, svc)

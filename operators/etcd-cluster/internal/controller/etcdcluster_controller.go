@@ -205,10 +205,7 @@ func (r *EtcdClusterReconciler) mustOwn(ctx context.Context, c *etcdv1.EtcdClust
 	case err != nil:
 		return err
 	case !metav1.IsControlledBy(obj, c):
-		kind := strings.TrimPrefix(fmt.Sprintf("%T", obj), "*v1.")
-		return conditions.Block(ReasonNameConflict,
-			"%s %q exists and does not belong to the cluster: the operator never takes over an object it did not create. "+
-				"Delete or rename the %s, or give the EtcdCluster another name", kind, obj.GetName(), kind)
+		return conditions.NameConflict(strings.TrimPrefix(fmt.Sprintf("%T", obj), "*v1."), obj.GetName(), "EtcdCluster", c.Name)
 	}
 	return nil
 }

@@ -31,7 +31,7 @@ const (
 	ReasonInvalid      = "InvalidSpec"
 	ReasonHealthy      = "MembersHealthy"
 	ReasonMemberFailed = "MemberUnhealthy"
-	ReasonNameConflict = "NameConflict"
+	ReasonNameConflict = conditions.ReasonNameConflict
 )
 
 func set(c *etcdv1.EtcdCluster, typ string, s metav1.ConditionStatus, reason, format string, args ...any) {

@@ -1,5 +1,7 @@
 package controller
 
+import "github.com/operator-workshops/workshop/operators/common/conditions"
+
 // Condition types of a MySQL beyond the shared Ready, Progressing, Degraded.
 const (
 	// Restored says what the restore Job did when the MySQL was created.
@@ -17,7 +19,7 @@ const (
 const (
 	ReasonSecretNotFound   = "SecretNotFound"
 	ReasonSecretKeyMissing = "SecretKeyMissing"
-	ReasonNameConflict     = "NameConflict"
+	ReasonNameConflict     = conditions.ReasonNameConflict
 	ReasonServerStarting   = "ServerStarting"
 	ReasonRestoring        = "Restoring"
 	ReasonRestored         = "Restored"

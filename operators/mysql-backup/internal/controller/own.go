@@ -58,9 +58,7 @@ func (r *MySQLReconciler) claim(ctx context.Context, m *mysqlv1.MySQL, obj clien
 		if obj.GetLabels()[mysqlLabel] == m.Name && !obj.GetDeletionTimestamp().IsZero() {
 			return true, conditions.Wait(ReasonPreviousObject, "%s %s of an earlier MySQL named %s is still being deleted", kind, obj.GetName(), m.Name)
 		}
-		return true, conditions.Block(ReasonNameConflict,
-			"%s %q exists and does not belong to MySQL %q: the operator never takes over an object it did not create. "+
-				"Delete or rename the %s, or give the MySQL another name", kind, obj.GetName(), m.Name, kind)
+		return true, conditions.NameConflict(kind, obj.GetName(), "MySQL", m.Name)
 	}
 	if len(obj.GetOwnerReferences()) == 0 && obj.GetAnnotations()[uidAnnotation] == string(m.UID) {
 		return true, nil
