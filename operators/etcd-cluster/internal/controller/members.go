@@ -79,9 +79,11 @@ func everAvailable(c *etcdv1.EtcdCluster) bool {
 	return c.Status.Phase == etcdv1.PhaseRunning || c.Status.Phase == etcdv1.PhaseFailed
 }
 
-// reconcileMembers reads the members from etcd, plans one step and takes it.
+// reconcileMembers reads the members from etcd, plans one step and takes it:
+// a cluster with no member yet is bootstrapped, one whose members do not
+// answer gets its pods back, and one that answers is tidied (orphans
+// deleted, deleted pods restored) before the step.
 func (r *EtcdClusterReconciler) reconcileMembers(ctx context.Context, c *etcdv1.EtcdCluster) (ctrl.Result, error) {
-	log := ctrl.LoggerFrom(ctx)
 	obs, err := r.observe(ctx, c)
 	if err != nil {
 		return ctrl.Result{}, err
@@ -91,7 +93,6 @@ func (r *EtcdClusterReconciler) reconcileMembers(ctx context.Context, c *etcdv1.
 		invalid(c, err)
 		return ctrl.Result{}, nil
 	}
-
 	if len(obs.pods) == 0 && len(obs.volumes) == 0 {
 		if everAvailable(c) {
 			lost(c)
@@ -100,38 +101,62 @@ func (r *EtcdClusterReconciler) reconcileMembers(ctx context.Context, c *etcdv1.
 		return r.bootstrap(ctx, c, obs)
 	}
 
-	exec := r.executor(c)
-	addr := r.addressing(c)
+	exec, addr := r.executor(c), r.addressing(c)
 	exec.Endpoints = nil
 	for _, name := range obs.names(c.Name) {
 		exec.Endpoints = append(exec.Endpoints, addr.ClientURL(name))
 	}
 	members, err := exec.Members(ctx)
 	if err != nil {
-		log.V(1).Info("no member answers", "error", err.Error())
-		unreachable(c, obs, err)
-		if !everAvailable(c) {
-			// The first members are still starting: see that they all exist.
-			_, err := r.bootstrap(ctx, c, obs)
-			return after(requeueUnreachable, err)
-		}
-		// Members whose pods were deleted come back on their volumes; with
-		// no member answering, that is the only way back.
-		return after(requeueUnreachable, r.restorePods(ctx, c, obs, obs.names(c.Name), nil))
+		return r.unanswered(ctx, c, obs, err)
 	}
+	step, wasBlocked, err := r.plan(ctx, c, members, obs, opts)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	if deleted, err := r.tidy(ctx, c, members, obs, step); err != nil || deleted {
+		return after(requeueSoon, err)
+	}
+	return r.take(ctx, c, exec, opts, members, obs, step, wasBlocked)
+}
 
+// unanswered is the pass of a cluster none of whose members answers.
+func (r *EtcdClusterReconciler) unanswered(ctx context.Context, c *etcdv1.EtcdCluster, obs observed, err error) (ctrl.Result, error) {
+	ctrl.LoggerFrom(ctx).V(1).Info("no member answers", "error", err.Error())
+	unreachable(c, obs, err)
+	if !everAvailable(c) {
+		// The first members are still starting: see that they all exist.
+		_, err := r.bootstrap(ctx, c, obs)
+		return after(requeueUnreachable, err)
+	}
+	// Members whose pods were deleted come back on their volumes; with no
+	// member answering, that is the only way back.
+	return after(requeueUnreachable, r.restorePods(ctx, c, obs, obs.names(c.Name), nil))
+}
+
+// plan marks the members whose pods failed, labels the volumes with their
+// member IDs, plans the next step and reports it in the status. It also
+// returns the cause the cluster was blocked by before this pass.
+func (r *EtcdClusterReconciler) plan(ctx context.Context, c *etcdv1.EtcdCluster, members []membership.Member, obs observed, opts membership.Options) (membership.Step, membership.Cause, error) {
 	markFailed(members, obs)
 	if err := r.labelVolumes(ctx, members, obs); err != nil {
-		return ctrl.Result{}, err
+		return membership.Step{}, "", err
 	}
 	step := membership.Next(c.Spec.Size, members, opts)
 	wasBlocked := blockedBy(c)
 	report(c, members, obs, step)
-	log.V(1).Info("planned", "step", step.String())
+	ctrl.LoggerFrom(ctx).V(1).Info("planned", "step", step.String())
+	return step, wasBlocked, nil
+}
 
+// tidy deletes the pods and volumes of members etcd no longer lists (only
+// while the cluster is available: then the list is the truth), and reports
+// whether it deleted any; else it restores the pods of started members that
+// were deleted, but for the member the step removes.
+func (r *EtcdClusterReconciler) tidy(ctx context.Context, c *etcdv1.EtcdCluster, members []membership.Member, obs observed, step membership.Step) (bool, error) {
 	if membership.Availability(members).Available() {
 		if deleted, err := r.deleteOrphans(ctx, c, members, obs); err != nil || deleted {
-			return after(requeueSoon, err)
+			return deleted, err
 		}
 	}
 	var restore []string
@@ -141,10 +166,12 @@ func (r *EtcdClusterReconciler) reconcileMembers(ctx context.Context, c *etcdv1.
 			restore = append(restore, m.Name)
 		}
 	}
-	if err := r.restorePods(ctx, c, obs, restore, members); err != nil {
-		return ctrl.Result{}, err
-	}
+	return false, r.restorePods(ctx, c, obs, restore, members)
+}
 
+// take takes step.
+func (r *EtcdClusterReconciler) take(ctx context.Context, c *etcdv1.EtcdCluster, exec *membership.Executor, opts membership.Options,
+	members []membership.Member, obs observed, step membership.Step, wasBlocked membership.Cause) (ctrl.Result, error) {
 	switch step.Action {
 	case membership.None:
 		return r.roll(ctx, c, exec, opts, members, obs)
@@ -161,6 +188,7 @@ func (r *EtcdClusterReconciler) reconcileMembers(ctx context.Context, c *etcdv1.
 		return r.start(ctx, c, obs, step)
 	}
 
+	log := ctrl.LoggerFrom(ctx)
 	res, err := exec.Apply(ctx, step)
 	if err != nil {
 		r.Recorder.Eventf(c, nil, corev1.EventTypeWarning, "MembershipChangeFailed", string(step.Action), "%v", err)
