@@ -156,6 +156,19 @@ func (a *applied) record(uid types.UID, at appliedAt) {
 	a.last[uid] = at
 }
 
+// CreateOnce creates obj as owner, for an object created once and never
+// changed, such as a Job: one of the same name that exists already was
+// created by an earlier pass the cache has not shown yet, and counts as done
+// (the caller reads it to see whose it is). It reports whether this call
+// created obj, so that only the call that did tells it in an Event.
+func (o FieldOwner) CreateOnce(ctx context.Context, c client.Client, obj client.Object) (bool, error) {
+	err := c.Create(ctx, obj, client.FieldOwner(o))
+	if apierrors.IsAlreadyExists(err) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
 // IgnoreNamespaceTerminating returns nil when err says that nothing can be
 // created because the namespace is being deleted, and err otherwise. The
 // namespace's deletion takes the custom resource too, whose event ends the

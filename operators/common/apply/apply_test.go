@@ -1,6 +1,7 @@
 package apply
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"testing"
@@ -9,6 +10,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes/scheme"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 )
 
 func TestControllerReference(t *testing.T) {
@@ -52,5 +54,25 @@ func TestIgnoreNamespaceTerminating(t *testing.T) {
 				t.Errorf("IgnoreNamespaceTerminating(%v) = %v, want the error kept: %v", tc.err, got, tc.kept)
 			}
 		})
+	}
+}
+
+func TestCreateOnce(t *testing.T) {
+	c := fake.NewClientBuilder().Build()
+	job := func() *corev1.ConfigMap {
+		return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "once", Namespace: "ns"}}
+	}
+	owner := FieldOwner("test-operator")
+	if created, err := owner.CreateOnce(context.Background(), c, job()); !created || err != nil {
+		t.Fatalf("first create: created %v, err %v", created, err)
+	}
+	if created, err := owner.CreateOnce(context.Background(), c, job()); created || err != nil {
+		t.Fatalf("second create: created %v, err %v; an existing object counts as done", created, err)
+	}
+	bad := job()
+	bad.Namespace = ""
+	bad.Name = ""
+	if created, err := owner.CreateOnce(context.Background(), c, bad); created || err == nil {
+		t.Fatalf("a create that fails: created %v, err %v", created, err)
 	}
 }

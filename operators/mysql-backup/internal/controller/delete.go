@@ -168,16 +168,14 @@ func (r *MySQLReconciler) startBackup(ctx context.Context, m *mysqlv1.MySQL) (bo
 		return false, err
 	}
 	j := backupJob(m, r.deadline(), p)
-	err := r.Create(ctx, j, client.FieldOwner(FieldOwner))
+	created, err := owner.CreateOnce(ctx, r.Client, j)
 	switch {
-	case apierrors.IsAlreadyExists(err):
-		// created by an earlier reconcile; the cache will show it
 	case apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause):
 		r.skipBackup(m, fmt.Sprintf("namespace %s is being deleted with %s: no backup is possible", m.Namespace, backupPVCName(m.Name)))
 		return true, nil
 	case err != nil:
 		return false, err
-	default:
+	case created:
 		r.Recorder.Eventf(m, j, corev1.EventTypeNormal, ReasonBackingUp, "CreateBackupJob", "Started %s: the MySQL goes once it succeeded", name)
 	}
 	return false, backingUp(m, "%s is dumping %s to %s", name, m.Spec.Database, backupPVCName(m.Name))

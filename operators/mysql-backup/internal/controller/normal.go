@@ -375,10 +375,12 @@ func (r *MySQLReconciler) startRestore(ctx context.Context, m *mysqlv1.MySQL) er
 	if err := controllerutil.SetControllerReference(m, j, r.Scheme()); err != nil {
 		return err
 	}
-	if err := r.Create(ctx, j, client.FieldOwner(FieldOwner)); apierrors.IsAlreadyExists(err) {
-		return restoring(m, ReasonRestoring, "%s is loading the latest backup, if any", name)
-	} else if err != nil {
+	created, err := owner.CreateOnce(ctx, r.Client, j)
+	if err != nil {
 		return err
+	}
+	if !created {
+		return restoring(m, ReasonRestoring, "%s is loading the latest backup, if any", name)
 	}
 	r.Recorder.Eventf(m, j, corev1.EventTypeNormal, ReasonRestoring, "CreateRestoreJob", "Started %s to load the latest backup, if any", name)
 	return restoring(m, ReasonRestoring, "%s is loading the latest backup, if any", name)

@@ -152,10 +152,13 @@ func (r *MySQLReconciler) reconcilePassword(ctx context.Context, m *mysqlv1.MySQ
 		if err := controllerutil.SetControllerReference(m, j, r.Scheme()); err != nil {
 			return err
 		}
-		if err := r.Create(ctx, j, client.FieldOwner(FieldOwner)); err != nil && !apierrors.IsAlreadyExists(err) {
+		created, err := owner.CreateOnce(ctx, r.Client, j)
+		if err != nil {
 			return err
 		}
-		r.Recorder.Eventf(m, j, corev1.EventTypeNormal, ReasonChangingPassword, "CreatePasswordJob", "Started %s to change the root password", name)
+		if created {
+			r.Recorder.Eventf(m, j, corev1.EventTypeNormal, ReasonChangingPassword, "CreatePasswordJob", "Started %s to change the root password", name)
+		}
 		return changing(m, "%s is changing the root password", name)
 	case passwordWait:
 		return changing(m, "%s is changing the root password", name)
