@@ -29,6 +29,10 @@ import (
 	"github.com/operator-workshops/workshop/operators/common/labels"
 )
 
+// MaxVerbosity is the highest -v an operator takes: from 8 on, client-go
+// logs the bodies of requests and responses, and Secrets carry passwords.
+const MaxVerbosity = 7
+
 // WatchNamespaceEnv is read when --namespace is not given. OLM sets it from
 // an OperatorGroup's target namespaces.
 const WatchNamespaceEnv = "WATCH_NAMESPACE"
@@ -101,7 +105,8 @@ func (o *Options) BindFlags(fs *flag.FlagSet, op Operator) {
 		"How many custom resources are reconciled at once. Each kind of request has its own --kube-api-qps: "+
 			"one worker waits on each in turn, several keep them all busy.")
 	fs.IntVar(&o.Verbosity, "v", 0,
-		"Log verbosity, as Kubernetes components count it: 6 logs every API request with its status and latency, 8 adds bodies; overrides --zap-log-level.")
+		fmt.Sprintf("Log verbosity, as Kubernetes components count it: 6 logs every API request with its status and latency; "+
+			"at most %d, since from 8 on client-go logs request and response bodies, Secrets' passwords included; overrides --zap-log-level.", MaxVerbosity))
 	o.Zap.Development = true
 	o.Zap.BindFlags(fs)
 }
@@ -141,6 +146,10 @@ func Run(op Operator, args []string) error {
 			return nil
 		}
 		return err
+	}
+	if o.Verbosity > MaxVerbosity {
+		return fmt.Errorf("-v=%d would log the bodies of API requests and responses, Secrets' passwords included: use -v=%d at most "+
+			"(-v=6 logs every request with its status and latency)", o.Verbosity, MaxVerbosity)
 	}
 	if len(o.Namespaces) == 0 {
 		o.Namespaces = splitList(os.Getenv(WatchNamespaceEnv))

@@ -3,7 +3,10 @@ package manager
 import (
 	"flag"
 	"reflect"
+	"strings"
 	"testing"
+
+	ctrl "sigs.k8s.io/controller-runtime"
 )
 
 func TestNamespaceFlag(t *testing.T) {
@@ -38,5 +41,18 @@ func TestDefaultProbeAddress(t *testing.T) {
 		if o.ProbeAddr != tt.want {
 			t.Errorf("DefaultProbeAddr %q gives %q, want %q", tt.given, o.ProbeAddr, tt.want)
 		}
+	}
+}
+
+// From -v=8 on, client-go would log Secrets' bodies: refused before anything
+// runs, saying why.
+func TestVerbosityThatWouldLogSecretsIsRefused(t *testing.T) {
+	op := Operator{Name: "test", Setup: func(ctrl.Manager, Options) error {
+		t.Fatal("an operator started at -v=8")
+		return nil
+	}}
+	err := Run(op, []string{"-v=8"})
+	if err == nil || !strings.Contains(err.Error(), "passwords") || !strings.Contains(err.Error(), "-v=7 at most") {
+		t.Fatalf("-v=8: %v", err)
 	}
 }
