@@ -1,6 +1,9 @@
 package controller
 
-import "github.com/operator-workshops/workshop/operators/common/conditions"
+import (
+	"github.com/operator-workshops/workshop/operators/common/conditions"
+	"github.com/operator-workshops/workshop/operators/common/secrets"
+)
 
 // Reasons of the Ready, Progressing and Degraded conditions.
 const (
@@ -10,7 +13,7 @@ const (
 	ReasonPodTerminating  = "PodTerminating"
 	ReasonPortPending     = "NodePortPending"
 	ReasonNameConflict    = conditions.ReasonNameConflict
-	ReasonSecretNotFound  = "SecretNotFound"
-	ReasonSecretKeyAbsent = "SecretKeyMissing"
+	ReasonSecretNotFound  = secrets.ReasonSecretNotFound
+	ReasonSecretKeyAbsent = secrets.ReasonSecretKeyMissing
 	ReasonReconciled      = "Reconciled"
 )

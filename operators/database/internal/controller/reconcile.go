@@ -19,6 +19,7 @@ import (
 	"github.com/operator-workshops/workshop/operators/common/conditions"
 	"github.com/operator-workshops/workshop/operators/common/labels"
 	"github.com/operator-workshops/workshop/operators/common/pods"
+	"github.com/operator-workshops/workshop/operators/common/secrets"
 	dbv1 "github.com/operator-workshops/workshop/operators/database/api/v1"
 )
 
@@ -70,23 +71,27 @@ func (r *DatabaseReconciler) reconcileSecret(ctx context.Context, db *dbv1.Datab
 	}
 	db.Status.RootPasswordSecret = ref.Name
 
+	const what = "the root password"
+	if !generated {
+		if _, err := secrets.Key(ctx, r.Client, db.Namespace, ref.Name, ref.Key, what,
+			"remove spec.rootPasswordSecretRef to let the operator generate one"); err != nil {
+			return nil, err
+		}
+		return ref, nil
+	}
 	secret := &corev1.Secret{}
 	err := r.Get(ctx, types.NamespacedName{Namespace: db.Namespace, Name: ref.Name}, secret)
 	switch {
-	case apierrors.IsNotFound(err) && generated:
-		return ref, r.createPasswordSecret(ctx, db, ref, made)
 	case apierrors.IsNotFound(err):
-		return nil, conditions.Block(ReasonSecretNotFound,
-			"Secret %q not found: create it with the root password under key %q, or remove spec.rootPasswordSecretRef to let the operator generate one",
-			ref.Name, ref.Key)
+		return ref, r.createPasswordSecret(ctx, db, ref, made)
 	case err != nil:
 		return nil, err
-	case generated && !metav1.IsControlledBy(secret, db):
+	case !metav1.IsControlledBy(secret, db):
 		return nil, conditions.Block(ReasonNameConflict,
 			"Secret %q exists and does not belong to Database %q: delete it, or name it in spec.rootPasswordSecretRef", ref.Name, db.Name)
 	}
-	if _, ok := secret.Data[ref.Key]; !ok {
-		return nil, conditions.Block(ReasonSecretKeyAbsent, "Secret %q has no key %q: add the root password under that key", ref.Name, ref.Key)
+	if _, err := secrets.Value(secret, ref.Key, what); err != nil {
+		return nil, err
 	}
 	return ref, nil
 }

@@ -1,6 +1,9 @@
 package controller
 
-import "github.com/operator-workshops/workshop/operators/common/conditions"
+import (
+	"github.com/operator-workshops/workshop/operators/common/conditions"
+	"github.com/operator-workshops/workshop/operators/common/secrets"
+)
 
 // Condition types of a MySQL beyond the shared Ready, Progressing, Degraded.
 const (
@@ -17,8 +20,8 @@ const (
 
 // Reasons.
 const (
-	ReasonSecretNotFound   = "SecretNotFound"
-	ReasonSecretKeyMissing = "SecretKeyMissing"
+	ReasonSecretNotFound   = secrets.ReasonSecretNotFound
+	ReasonSecretKeyMissing = secrets.ReasonSecretKeyMissing
 	ReasonNameConflict     = conditions.ReasonNameConflict
 	ReasonServerStarting   = "ServerStarting"
 	ReasonRestoring        = "Restoring"

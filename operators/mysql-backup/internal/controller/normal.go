@@ -13,7 +13,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	appsv1ac "k8s.io/client-go/applyconfigurations/apps/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -21,6 +20,7 @@ import (
 
 	"github.com/operator-workshops/workshop/operators/common/conditions"
 	"github.com/operator-workshops/workshop/operators/common/pods"
+	"github.com/operator-workshops/workshop/operators/common/secrets"
 	mysqlv1 "github.com/operator-workshops/workshop/operators/mysql-backup/api/v1"
 	"github.com/operator-workshops/workshop/operators/mysql-backup/internal/scripts"
 )
@@ -201,17 +201,8 @@ func (r *MySQLReconciler) desiredPassword(ctx context.Context, m *mysqlv1.MySQL)
 		return m.Spec.Password, nil
 	}
 	ref := m.Spec.PasswordSecretRef
-	var s corev1.Secret
-	if err := r.Get(ctx, types.NamespacedName{Namespace: m.Namespace, Name: ref.Name}, &s); apierrors.IsNotFound(err) {
-		return "", conditions.Block(ReasonSecretNotFound, "Secret %q not found: create it with the root password under key %q", ref.Name, ref.Key)
-	} else if err != nil {
-		return "", err
-	}
-	p, ok := s.Data[ref.Key]
-	if !ok || len(p) == 0 {
-		return "", conditions.Block(ReasonSecretKeyMissing, "Secret %q has no key %q: add the root password under that key", ref.Name, ref.Key)
-	}
-	return string(p), nil
+	p, err := secrets.Key(ctx, r.Client, m.Namespace, ref.Name, ref.Key, "the root password", "")
+	return string(p), err
 }
 
 // credentials returns the Secret that holds the passwords the server may
