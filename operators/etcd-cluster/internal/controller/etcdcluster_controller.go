@@ -77,11 +77,6 @@ type EtcdClusterReconciler struct {
 	ClusterWide bool
 	// Etcd talks to the members.
 	Etcd membership.Client
-	// Addressing places the members of a cluster; HeadlessService when nil.
-	Addressing func(*etcdv1.EtcdCluster) Addressing
-	// ProbeTimeout bounds each call to one member;
-	// membership.DefaultProbeTimeout when zero.
-	ProbeTimeout time.Duration
 
 	mu        sync.Mutex
 	executors map[types.NamespacedName]*membership.Executor
@@ -221,10 +216,10 @@ func (r *EtcdClusterReconciler) executor(c *etcdv1.EtcdCluster) *membership.Exec
 	}
 	e, ok := r.executors[key]
 	if !ok {
-		e = &membership.Executor{Client: r.Etcd, ProbeTimeout: r.ProbeTimeout}
+		e = &membership.Executor{Client: r.Etcd}
 		r.executors[key] = e
 	}
-	e.Addressing = r.addressing(c)
+	e.Addressing = HeadlessService(c)
 	return e
 }
 
@@ -232,13 +227,6 @@ func (r *EtcdClusterReconciler) forget(key types.NamespacedName) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	delete(r.executors, key)
-}
-
-func (r *EtcdClusterReconciler) addressing(c *etcdv1.EtcdCluster) Addressing {
-	if r.Addressing != nil {
-		return r.Addressing(c)
-	}
-	return HeadlessService(c)
 }
 
 // SetupWithManager watches the EtcdClusters this operator manages and their

@@ -2,59 +2,50 @@ package controller
 
 import (
 	"context"
-	"fmt"
-	"net/url"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
-	"go.etcd.io/etcd/server/v3/embed"
-	"go.uber.org/zap"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	etcdv1 "github.com/operator-workshops/workshop/operators/etcd-cluster/api/v1beta2"
-	"github.com/operator-workshops/workshop/operators/etcd-cluster/internal/loopback"
+	"github.com/operator-workshops/workshop/operators/common/pods"
 )
 
 // kubelet plays the nodes of envtest for one namespace: for every member pod
-// the operator creates it runs a real etcd server in this process, started
-// with the pod's own flags, on the loopback addresses the test network gave
-// the member. A pod's volume is a directory that lives as long as its
-// PersistentVolumeClaim (the directory is named after the claim's UID), so a
-// pod that is deleted comes back with its data and a deleted claim takes the
-// data with it, as on a real node.
+// the operator creates it starts a member of the fake etcd with the pod's
+// own flags, on the pod's volume, and marks the pod Ready once the member
+// serves (and not Ready while it does not). A volume lives as long as its PersistentVolumeClaim (the fake keys
+// it by the claim's UID), so a pod that is deleted comes back with its data
+// and a deleted claim takes the data with it, as on a real node.
 type kubelet struct {
 	t    *testing.T
 	c    client.Client
 	ns   string
-	root string
+	etcd *fakeEtcd
 
 	mu      sync.Mutex
-	servers map[string]*server // by pod name
+	members map[string]*member // by pod name
 	errs    map[string]string  // the last error starting each pod, logged once
-	closing sync.WaitGroup
-	done    chan struct{}
 }
 
-type server struct {
-	uid     string // of the pod it runs for
-	etcd    *embed.Etcd
-	stopped chan struct{}
+// member is the etcd member a pod runs.
+type member struct {
+	uid       string // of the pod
+	clientURL string
+	process   *process
 }
 
 func startKubelet(t *testing.T, c client.Client, ns string) *kubelet {
-	k := &kubelet{t: t, c: c, ns: ns, root: t.TempDir(), servers: map[string]*server{}, errs: map[string]string{}, done: make(chan struct{})}
-	stopped := make(chan struct{})
+	k := &kubelet{t: t, c: c, ns: ns, etcd: etcd, members: map[string]*member{}, errs: map[string]string{}}
+	done, stopped := make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(stopped)
 		for {
 			select {
-			case <-k.done:
+			case <-done:
 				return
 			case <-time.After(100 * time.Millisecond):
 			}
@@ -64,64 +55,57 @@ func startKubelet(t *testing.T, c client.Client, ns string) *kubelet {
 		}
 	}()
 	t.Cleanup(func() {
-		close(k.done)
+		close(done)
 		<-stopped
 		k.mu.Lock()
-		for name := range k.servers {
+		defer k.mu.Unlock()
+		for name := range k.members {
 			k.stop(name)
-		}
-		k.mu.Unlock()
-		// An embedded server's Close can wait for a peer connection that
-		// no one closes; the test does not wait for it forever.
-		closed := make(chan struct{})
-		go func() { k.closing.Wait(); close(closed) }()
-		select {
-		case <-closed:
-		case <-time.After(20 * time.Second):
-			t.Log("kubelet: some etcd servers are still closing; leaving them")
 		}
 	})
 	return k
 }
 
-// sync starts the servers of new pods, stops those of deleted pods and lets
-// deleted claims go once no pod uses them, taking their directory along.
+// sync starts the members of new pods, restarts those that exited (as
+// restartPolicy Always does), stops those of deleted pods, marks pods Ready,
+// and lets deleted claims go once no pod uses them, taking their data along.
 func (k *kubelet) sync(ctx context.Context) error {
-	var pods corev1.PodList
-	if err := k.c.List(ctx, &pods, client.InNamespace(k.ns)); err != nil {
+	var list corev1.PodList
+	if err := k.c.List(ctx, &list, client.InNamespace(k.ns)); err != nil {
 		return err
 	}
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	live := map[string]bool{}
 	claimed := map[string]bool{}
-	for i := range pods.Items {
-		p := &pods.Items[i]
+	for i := range list.Items {
+		p := &list.Items[i]
 		live[p.Name] = true
 		claimed[claimOf(p)] = true
-		s := k.servers[p.Name]
-		if s != nil && s.uid != string(p.UID) {
-			k.stop(p.Name) // the pod was replaced
-			s = nil
+		m := k.members[p.Name]
+		if m != nil && (m.uid != string(p.UID) || !k.etcd.runs(m.clientURL, m.process)) {
+			k.stop(p.Name) // the pod was replaced, or its etcd exited
+			m = nil
 		}
-		if s != nil {
-			select {
-			case <-s.stopped: // etcd exited: restart it, as restartPolicy Always does
-				k.stop(p.Name)
-			default:
+		if m == nil && p.DeletionTimestamp.IsZero() {
+			var err error
+			if m, err = k.run(ctx, p); err != nil {
+				if err.Error() != k.errs[p.Name] {
+					k.errs[p.Name] = err.Error()
+					k.t.Logf("kubelet: %s: %v (retrying)", p.Name, err)
+				}
 				continue
 			}
+			k.members[p.Name] = m
 		}
-		if p.DeletionTimestamp.IsZero() {
-			// A pod replaced moments ago may find its ports still held
-			// by the old server: retried, as a crashing container is.
-			if err := k.run(ctx, p); err != nil && err.Error() != k.errs[p.Name] {
-				k.errs[p.Name] = err.Error()
-				k.t.Logf("kubelet: %s: %v (retrying)", p.Name, err)
+		// The readiness probe: /health answers while the member sees a leader.
+		if serves := m != nil && k.etcd.serves(m.clientURL, m.process); serves != pods.Ready(p) && p.DeletionTimestamp.IsZero() {
+			if err := k.setReady(ctx, p, serves); err != nil {
+				return err
 			}
 		}
 	}
-	for name := range k.servers {
+	for name := range k.members {
 		if !live[name] {
 			k.stop(name)
 		}
@@ -137,9 +121,7 @@ func (k *kubelet) sync(ctx context.Context) error {
 			continue
 		}
 		// The pvc-protection controller's part, and the provisioner's.
-		if err := os.RemoveAll(filepath.Join(k.root, string(v.UID))); err != nil {
-			return err
-		}
+		k.etcd.dropVolume(string(v.UID))
 		patch := client.MergeFrom(v.DeepCopy())
 		v.Finalizers = nil
 		if err := k.c.Patch(ctx, v, patch); client.IgnoreNotFound(err) != nil {
@@ -147,6 +129,20 @@ func (k *kubelet) sync(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+func (k *kubelet) setReady(ctx context.Context, p *corev1.Pod, ready bool) error {
+	st := corev1.ConditionFalse
+	if ready {
+		st = corev1.ConditionTrue
+	}
+	p = p.DeepCopy()
+	p.Status = corev1.PodStatus{
+		Phase:      corev1.PodRunning,
+		PodIP:      "127.0.0.1",
+		Conditions: []corev1.PodCondition{{Type: corev1.PodReady, Status: st, LastTransitionTime: metav1.Now()}},
+	}
+	return client.IgnoreNotFound(k.c.Status().Update(ctx, p))
 }
 
 func claimOf(p *corev1.Pod) string {
@@ -158,126 +154,42 @@ func claimOf(p *corev1.Pod) string {
 	return ""
 }
 
-// run starts etcd for pod p with the flags the operator gave it, and marks
-// the pod Running and Ready once etcd serves.
-func (k *kubelet) run(ctx context.Context, p *corev1.Pod) error {
+// run starts the member of pod p with the flags and the image the operator
+// gave it, on the pod's volume.
+func (k *kubelet) run(ctx context.Context, p *corev1.Pod) (*member, error) {
 	claim := &corev1.PersistentVolumeClaim{}
 	if err := k.c.Get(ctx, client.ObjectKey{Namespace: k.ns, Name: claimOf(p)}, claim); err != nil {
-		return fmt.Errorf("volume: %w", err) // a real pod stays Pending
+		return nil, err // a real pod stays Pending
+	}
+	minor, err := minorOf(p.Spec.Containers[0].Image)
+	if err != nil {
+		return nil, err
 	}
 	flags := map[string]string{}
 	for _, a := range p.Spec.Containers[0].Args {
 		name, value, _ := strings.Cut(strings.TrimPrefix(a, "--"), "=")
 		flags[name] = value
 	}
-	cfg := embed.NewConfig()
-	cfg.Name = flags["name"]
-	cfg.Dir = filepath.Join(k.root, string(claim.UID), strings.TrimPrefix(flags["data-dir"], dataMount))
-	peer, err := url.Parse(flags["initial-advertise-peer-urls"])
-	if err != nil {
-		return err
+	s := startFlags{
+		name:           flags["name"],
+		peerURL:        flags["initial-advertise-peer-urls"],
+		clientURL:      flags["advertise-client-urls"],
+		initialCluster: flags["initial-cluster"],
+		state:          flags["initial-cluster-state"],
+		token:          flags["initial-cluster-token"],
+		minor:          minor,
 	}
-	clientURL, err := url.Parse(flags["advertise-client-urls"])
+	proc, err := k.etcd.start(string(claim.UID), s)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	cfg.ListenPeerUrls, cfg.AdvertisePeerUrls = []url.URL{*peer}, []url.URL{*peer}
-	cfg.ListenClientUrls, cfg.AdvertiseClientUrls = []url.URL{*clientURL}, []url.URL{*clientURL}
-	cfg.InitialCluster = flags["initial-cluster"]
-	cfg.ClusterState = flags["initial-cluster-state"]
-	cfg.InitialClusterToken = flags["initial-cluster-token"]
-	cfg.TickMs, cfg.ElectionMs = 50, 500
-	cfg.ZapLoggerBuilder = embed.NewZapLoggerBuilder(zap.NewNop())
-	e, err := embed.StartEtcd(cfg)
-	if err != nil {
-		return fmt.Errorf("etcd: %w", err)
-	}
-	s := &server{uid: string(p.UID), etcd: e, stopped: make(chan struct{})}
-	k.servers[p.Name] = s
-	go func() {
-		select {
-		case <-e.Server.StopNotify():
-			close(s.stopped)
-			return
-		case <-e.Server.ReadyNotify():
-		}
-		ready := p.DeepCopy()
-		ready.Status = corev1.PodStatus{
-			Phase: corev1.PodRunning,
-			PodIP: "127.0.0.1",
-			Conditions: []corev1.PodCondition{{
-				Type: corev1.PodReady, Status: corev1.ConditionTrue, LastTransitionTime: metav1.Now(),
-			}},
-		}
-		if err := k.c.Status().Update(context.Background(), ready); client.IgnoreNotFound(err) != nil {
-			k.t.Logf("kubelet: %s status: %v", p.Name, err)
-		}
-		<-e.Server.StopNotify()
-		close(s.stopped)
-	}()
-	return nil
+	return &member{uid: string(p.UID), clientURL: s.clientURL, process: proc}, nil
 }
 
-// stop stops the server of pod name in the background, as a pod's
-// termination does; callers hold k.mu.
+// stop stops the member of pod name; callers hold k.mu.
 func (k *kubelet) stop(name string) {
-	s := k.servers[name]
-	delete(k.servers, name)
-	if s == nil {
-		return
+	if m := k.members[name]; m != nil {
+		k.etcd.stop(m.clientURL, m.process)
 	}
-	k.closing.Add(1)
-	go func() {
-		defer k.closing.Done()
-		// Not HardStop: it closes the backend under the server's own
-		// goroutines, which then crash the whole test process.
-		s.etcd.Close()
-	}()
-}
-
-// testNetwork is the test network: every member gets a peer and a client
-// port of 127.0.0.1, so the servers of the kubelet reach each other and the
-// operator reaches them.
-type testNetwork struct {
-	mu      sync.Mutex
-	peers   map[string]string // by namespace/member
-	clients map[string]string
-}
-
-func newTestNetwork() *testNetwork {
-	return &testNetwork{peers: map[string]string{}, clients: map[string]string{}}
-}
-
-// For is the Addressing of cluster c.
-func (l *testNetwork) For(c *etcdv1.EtcdCluster) Addressing { return networkCluster{l, c.Namespace} }
-
-type networkCluster struct {
-	l  *testNetwork
-	ns string
-}
-
-func (a networkCluster) urls(name string) (peer, client string) {
-	a.l.mu.Lock()
-	defer a.l.mu.Unlock()
-	key := a.ns + "/" + name
-	if _, ok := a.l.peers[key]; !ok {
-		a.l.peers[key] = "http://" + loopback.FreeAddr()
-		a.l.clients[key] = "http://" + loopback.FreeAddr()
-	}
-	return a.l.peers[key], a.l.clients[key]
-}
-
-func (a networkCluster) PeerURL(name string) string { p, _ := a.urls(name); return p }
-
-func (a networkCluster) ClientURL(name string) string { _, c := a.urls(name); return c }
-
-func (a networkCluster) Name(peerURL string) string {
-	a.l.mu.Lock()
-	defer a.l.mu.Unlock()
-	for key, u := range a.l.peers {
-		if ns, name, _ := strings.Cut(key, "/"); ns == a.ns && u == peerURL {
-			return name
-		}
-	}
-	return ""
+	delete(k.members, name)
 }

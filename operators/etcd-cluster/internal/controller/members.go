@@ -101,7 +101,7 @@ func (r *EtcdClusterReconciler) reconcileMembers(ctx context.Context, c *etcdv1.
 		return r.bootstrap(ctx, c, obs)
 	}
 
-	exec, addr := r.executor(c), r.addressing(c)
+	exec, addr := r.executor(c), HeadlessService(c)
 	exec.Endpoints = nil
 	for _, name := range obs.names(c.Name) {
 		exec.Endpoints = append(exec.Endpoints, addr.ClientURL(name))
@@ -216,7 +216,7 @@ func (r *EtcdClusterReconciler) take(ctx context.Context, c *etcdv1.EtcdCluster,
 // first pods were given.
 func (r *EtcdClusterReconciler) bootstrap(ctx context.Context, c *etcdv1.EtcdCluster, obs observed) (ctrl.Result, error) {
 	names := bootstrapMembers(c, obs)
-	how := start{initialCluster: initialCluster(r.addressing(c), names)}
+	how := start{initialCluster: initialCluster(HeadlessService(c), names)}
 	var created []string
 	for _, n := range names {
 		did, err := r.ensureMember(ctx, c, obs, n, 0, how)
@@ -294,7 +294,7 @@ func (r *EtcdClusterReconciler) ensureMember(ctx context.Context, c *etcdv1.Etcd
 		}
 		return false, nil // its deletion brings the cluster back here
 	}
-	pod := podFor(c, r.addressing(c), name, how, *ref)
+	pod := podFor(c, HeadlessService(c), name, how, *ref)
 	err := r.Create(ctx, pod)
 	if apierrors.IsAlreadyExists(err) {
 		// The cache had not seen it yet, or it is a stranger's.
@@ -312,7 +312,7 @@ func (r *EtcdClusterReconciler) ensureMember(ctx context.Context, c *etcdv1.Etcd
 func (r *EtcdClusterReconciler) restorePods(ctx context.Context, c *etcdv1.EtcdCluster, obs observed, names []string, members []membership.Member) error {
 	how := start{initialCluster: membership.InitialCluster(members), existing: true}
 	if len(members) == 0 {
-		how.initialCluster = initialCluster(r.addressing(c), obs.names(c.Name))
+		how.initialCluster = initialCluster(HeadlessService(c), obs.names(c.Name))
 	}
 	var restored []string
 	for _, n := range names {
