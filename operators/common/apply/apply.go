@@ -18,6 +18,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	metav1ac "k8s.io/client-go/applyconfigurations/meta/v1"
@@ -182,19 +183,22 @@ func IgnoreNamespaceTerminating(err error) error {
 
 // ControllerReference returns the owner reference that makes owner the
 // controller of a child: the child is garbage-collected with its owner, and
-// deleting the owner in the foreground waits for it.
+// deleting the owner in the foreground waits for it. It is the reference
+// controllerutil.SetControllerReference puts on a typed object (the one the
+// operators create), as an apply configuration for a child they apply.
 func ControllerReference(owner client.Object, scheme *runtime.Scheme) (*metav1ac.OwnerReferenceApplyConfiguration, error) {
 	gvk, err := apiutil.GVKForObject(owner, scheme)
 	if err != nil {
 		return nil, err
 	}
+	ref := metav1.NewControllerRef(owner, gvk)
 	return metav1ac.OwnerReference().
-		WithAPIVersion(gvk.GroupVersion().String()).
-		WithKind(gvk.Kind).
-		WithName(owner.GetName()).
-		WithUID(owner.GetUID()).
-		WithController(true).
-		WithBlockOwnerDeletion(true), nil
+		WithAPIVersion(ref.APIVersion).
+		WithKind(ref.Kind).
+		WithName(ref.Name).
+		WithUID(ref.UID).
+		WithController(*ref.Controller).
+		WithBlockOwnerDeletion(*ref.BlockOwnerDeletion), nil
 }
 
 // Get reads the object at key into obj from cached, the operator's cache,

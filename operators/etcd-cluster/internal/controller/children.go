@@ -100,7 +100,7 @@ func memberID(id uint64) string { return strconv.FormatUint(id, 16) }
 
 // volumeFor is the data volume of member name. id is the member's etcd ID,
 // 0 while etcd has not given one (the first members of a new cluster).
-func volumeFor(c *etcdv1.EtcdCluster, name string, id uint64, owner metav1.OwnerReference) *corev1.PersistentVolumeClaim {
+func volumeFor(c *etcdv1.EtcdCluster, name string, id uint64) *corev1.PersistentVolumeClaim {
 	spec := corev1.PersistentVolumeClaimSpec{
 		AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
 		Resources: corev1.VolumeResourceRequirements{
@@ -116,10 +116,9 @@ func volumeFor(c *etcdv1.EtcdCluster, name string, id uint64, owner metav1.Owner
 	}
 	return &corev1.PersistentVolumeClaim{
 		ObjectMeta: metav1.ObjectMeta{
-			Name:            volumeName(name),
-			Namespace:       c.Namespace,
-			Labels:          l,
-			OwnerReferences: []metav1.OwnerReference{owner},
+			Name:      volumeName(name),
+			Namespace: c.Namespace,
+			Labels:    l,
 		},
 		Spec: spec,
 	}
@@ -137,7 +136,8 @@ type start struct {
 
 // podFor is the pod of member name. It runs etcd on the member's volume,
 // under the host name its peer URL names.
-func podFor(c *etcdv1.EtcdCluster, addr Addressing, name string, how start, owner metav1.OwnerReference) *corev1.Pod {
+func podFor(c *etcdv1.EtcdCluster, name string, how start) *corev1.Pod {
+	addr := HeadlessService(c)
 	state := "new"
 	if how.existing {
 		state = "existing"
@@ -181,10 +181,9 @@ func podFor(c *etcdv1.EtcdCluster, addr Addressing, name string, how start, owne
 	}
 	pod := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{
-			Name:            name,
-			Namespace:       c.Namespace,
-			Labels:          map[string]string{},
-			OwnerReferences: []metav1.OwnerReference{owner},
+			Name:      name,
+			Namespace: c.Namespace,
+			Labels:    map[string]string{},
 		},
 		Spec: corev1.PodSpec{
 			// <pod>.<headless service> is the DNS name in the peer URL.

@@ -11,7 +11,7 @@ import (
 
 func TestMemberPodMountsNoToken(t *testing.T) {
 	c := &etcdv1.EtcdCluster{ObjectMeta: metav1.ObjectMeta{Name: "example", Namespace: "etc"}}
-	pod := podFor(c, HeadlessService(c), "example-0", start{initialCluster: "example-0=http://example-0.example.etc.svc:2380"}, metav1.OwnerReference{})
+	pod := podFor(c, "example-0", start{initialCluster: "example-0=http://example-0.example.etc.svc:2380"})
 	if a := pod.Spec.AutomountServiceAccountToken; a == nil || *a {
 		t.Error("a member pod mounts a ServiceAccount token it never uses: automountServiceAccountToken is not false")
 	}

@@ -13,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	"github.com/operator-workshops/workshop/operators/common/pods"
 	etcdv1 "github.com/operator-workshops/workshop/operators/etcd-cluster/api/v1beta2"
@@ -270,13 +271,12 @@ func bootstrapMembers(c *etcdv1.EtcdCluster, obs observed) []string {
 // ensureMember creates the volume and the pod of member name where they are
 // missing. It reports whether it created the pod.
 func (r *EtcdClusterReconciler) ensureMember(ctx context.Context, c *etcdv1.EtcdCluster, obs observed, name string, id uint64, how start) (bool, error) {
-	ref := metav1.NewControllerRef(c, etcdv1.GroupVersion.WithKind("EtcdCluster"))
 	if v := obs.volumes[name]; v != nil && !v.DeletionTimestamp.IsZero() {
 		return false, nil // a pod would not start on it: wait until it is gone
 	}
 	if obs.volumes[name] == nil {
-		v := volumeFor(c, name, id, *ref)
-		err := r.Create(ctx, v)
+		v := volumeFor(c, name, id)
+		err := r.create(ctx, c, v)
 		if apierrors.IsAlreadyExists(err) {
 			err = r.mustOwn(ctx, c, &corev1.PersistentVolumeClaim{ObjectMeta: v.ObjectMeta})
 		}
@@ -294,8 +294,8 @@ func (r *EtcdClusterReconciler) ensureMember(ctx context.Context, c *etcdv1.Etcd
 		}
 		return false, nil // its deletion brings the cluster back here
 	}
-	pod := podFor(c, HeadlessService(c), name, how, *ref)
-	err := r.Create(ctx, pod)
+	pod := podFor(c, name, how)
+	err := r.create(ctx, c, pod)
 	if apierrors.IsAlreadyExists(err) {
 		// The cache had not seen it yet, or it is a stranger's.
 		return false, r.mustOwn(ctx, c, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: pod.Name, Namespace: pod.Namespace}})
@@ -304,6 +304,14 @@ func (r *EtcdClusterReconciler) ensureMember(ctx context.Context, c *etcdv1.Etcd
 		return false, fmt.Errorf("create the pod of %s: %w", name, err)
 	}
 	return true, nil
+}
+
+// create creates obj, a child of c that c controls.
+func (r *EtcdClusterReconciler) create(ctx context.Context, c *etcdv1.EtcdCluster, obj client.Object) error {
+	if err := controllerutil.SetControllerReference(c, obj, r.Scheme()); err != nil {
+		return err
+	}
+	return r.Create(ctx, obj)
 }
 
 // restorePods recreates the pods of members whose pod is gone but whose
