@@ -11,6 +11,7 @@ package apply
 import (
 	"context"
 	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"reflect"
@@ -117,6 +118,20 @@ func mustJSON(v any) []byte {
 		return nil
 	}
 	return b
+}
+
+// SpecHash returns a short, stable hash of v's JSON form (16 hex digits), to
+// record on a child the spec it was built from, in an annotation, so that a
+// change of the spec is seen where the API server defaults fields and a
+// comparison of the objects would not be exact. It panics if v does not
+// marshal, which an API type or an apply configuration always does.
+func SpecHash(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(fmt.Sprintf("apply.SpecHash: %v", err))
+	}
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:8])
 }
 
 func hashOf(b []byte) (string, error) {

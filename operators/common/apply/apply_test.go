@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -24,6 +25,22 @@ func TestControllerReference(t *testing.T) {
 	}
 	if !*ref.Controller || !*ref.BlockOwnerDeletion {
 		t.Error("the reference must make the owner the controller and block its deletion until the child goes")
+	}
+}
+
+func TestSpecHash(t *testing.T) {
+	spec := func(image string) *corev1.PodSpec {
+		return &corev1.PodSpec{Containers: []corev1.Container{{Name: "db", Image: image}}}
+	}
+	a, again, b := SpecHash(spec("mongo:4")), SpecHash(spec("mongo:4")), SpecHash(spec("mongo:5"))
+	if len(a) != 16 || strings.Trim(a, "0123456789abcdef") != "" {
+		t.Errorf("hash %q: want 16 hex digits", a)
+	}
+	if a != again {
+		t.Errorf("the same spec hashes to %q and %q", a, again)
+	}
+	if a == b {
+		t.Errorf("two specs hash alike: %q", a)
 	}
 }
 

@@ -1,15 +1,12 @@
 package controller
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
-	"encoding/json"
-
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 	metav1ac "k8s.io/client-go/applyconfigurations/meta/v1"
 
+	"github.com/operator-workshops/workshop/operators/common/apply"
 	"github.com/operator-workshops/workshop/operators/common/labels"
 	"github.com/operator-workshops/workshop/operators/common/podsecurity"
 	dbv1 "github.com/operator-workshops/workshop/operators/database/api/v1"
@@ -62,7 +59,7 @@ func podFor(db *dbv1.Database, image string, password *dbv1.SecretKeyRef, owner 
 
 	return corev1ac.Pod(db.Name, db.Namespace).
 		WithLabels(labels.Standard(appName, db.Name, FieldOwner)).
-		WithAnnotations(map[string]string{podSpecHashAnnotation: hashOf(spec)}).
+		WithAnnotations(map[string]string{podSpecHashAnnotation: apply.SpecHash(spec)}).
 		WithOwnerReferences(owner).
 		WithSpec(spec)
 }
@@ -84,14 +81,4 @@ func serviceFor(db *dbv1.Database, owner *metav1ac.OwnerReferenceApplyConfigurat
 				WithProtocol(corev1.ProtocolTCP).
 				WithPort(e.port).
 				WithTargetPort(intstr.FromInt32(e.port))))
-}
-
-// hashOf returns a short, stable hash of a Pod spec.
-func hashOf(spec *corev1ac.PodSpecApplyConfiguration) string {
-	b, err := json.Marshal(spec)
-	if err != nil {
-		panic(err) // apply configurations always marshal
-	}
-	sum := sha256.Sum256(b)
-	return hex.EncodeToString(sum[:8])
 }
