@@ -43,14 +43,21 @@ func workshopCluster(ns string) *etcdv1.EtcdCluster {
 // its own with a kubelet, and returns it once its members are healthy.
 func running(t *testing.T, edit func(*etcdv1.ClusterSpec)) *etcdv1.EtcdCluster {
 	t.Helper()
+	c, _ := runningOn(t, edit)
+	return c
+}
+
+// runningOn is running, and also returns the cluster's kubelet.
+func runningOn(t *testing.T, edit func(*etcdv1.ClusterSpec)) (*etcdv1.EtcdCluster, *kubelet) {
+	t.Helper()
 	ns := suite.Namespace(t, nil)
-	startKubelet(t, suite.Client, ns)
+	k := startKubelet(t, suite.Client, ns)
 	c := workshopCluster(ns)
 	if edit != nil {
 		edit(&c.Spec)
 	}
 	create(t, c)
-	return waitHealthy(t, c, c.Spec.Size)
+	return waitHealthy(t, c, c.Spec.Size), k
 }
 
 func create(t *testing.T, c *etcdv1.EtcdCluster) {
@@ -469,6 +476,95 @@ func TestMemberWithLostVolumeIsReplaced(t *testing.T) {
 	})
 	waitHealthy(t, c, 3)
 	expectKey(t, c)
+}
+
+// Two of three members stop answering, their pods and volumes still there
+// (their node went away): without a quorum nothing is changed. The cluster
+// says Failed and QuorumLost, etcd still lists its three members, and when
+// the two come back the cluster is healthy again, with its members and its
+// data. When the two members' volumes are gone as well, nothing is removed
+// either: the member left and its volume are what a restore needs.
+func TestQuorumLossIsReportedNotRepaired(t *testing.T) {
+	lost := []string{"example-etcd-cluster-1", "example-etcd-cluster-2"}
+	quorumLost := func(t *testing.T, c *etcdv1.EtcdCluster) {
+		t.Helper()
+		testenv.Eventually(t, "Failed, QuorumLost", func(ctx context.Context) error {
+			got, err := get(ctx, c)
+			if err != nil {
+				return err
+			}
+			a := meta.FindStatusCondition(got.Status.Conditions, Available)
+			p := meta.FindStatusCondition(got.Status.Conditions, conditions.Progressing)
+			if got.Status.Phase != etcdv1.PhaseFailed || a == nil || a.Status != metav1.ConditionFalse || p == nil || p.Reason != "QuorumLost" {
+				return fmt.Errorf("phase %q, conditions %+v", got.Status.Phase, got.Status.Conditions)
+			}
+			return nil
+		})
+	}
+	// nothingRemoved checks for a while that etcd, asked through the member
+	// left, still lists the members before, and that the API server holds
+	// the pods and volumes named.
+	nothingRemoved := func(t *testing.T, c *etcdv1.EtcdCluster, before map[string]uint64, pods, volumes []string) {
+		t.Helper()
+		testenv.Consistently(t, 3*time.Second, "nothing removed", func(ctx context.Context) error {
+			if p, v := children(ctx, t, c); !slices.Equal(p, pods) || !slices.Equal(v, volumes) {
+				return fmt.Errorf("pods %v, volumes %v", p, v)
+			}
+			members, err := etcd.MemberList(ctx, HeadlessService(c).ClientURL("example-etcd-cluster-0"), true)
+			if err != nil {
+				return err
+			}
+			ids := map[string]uint64{}
+			for _, m := range members {
+				ids[m.Name] = m.ID
+			}
+			if !maps.Equal(ids, before) {
+				return fmt.Errorf("etcd lists %v, was %v", ids, before)
+			}
+			return nil
+		})
+	}
+	all := []string{"example-etcd-cluster-0", "example-etcd-cluster-1", "example-etcd-cluster-2"}
+
+	t.Run("members back", func(t *testing.T) {
+		c, k := runningOn(t, nil)
+		put(t, c)
+		before := memberIDs(t, c)
+		k.nodeDown(lost...)
+		quorumLost(t, c)
+		nothingRemoved(t, c, before, all, []string{"data-example-etcd-cluster-0", "data-example-etcd-cluster-1", "data-example-etcd-cluster-2"})
+		k.nodeUp(lost...)
+		waitHealthy(t, c, 3)
+		expectKey(t, c)
+		if after := memberIDs(t, c); !maps.Equal(before, after) {
+			t.Errorf("members %v became %v", before, after)
+		}
+	})
+
+	t.Run("volumes gone", func(t *testing.T) {
+		c, k := runningOn(t, nil)
+		before := memberIDs(t, c)
+		// Both at once, as a node's loss takes them: one at a time, the
+		// first would be replaced while the other two keep a quorum.
+		k.nodeDown(lost...)
+		quorumLost(t, c)
+		// The volumes first: a pod deleted while its volume is there comes
+		// back on it.
+		ctx := context.Background()
+		var gone []client.Object
+		for _, name := range lost {
+			gone = append(gone, &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Namespace: c.Namespace, Name: volumeName(name)}})
+		}
+		for _, name := range lost {
+			gone = append(gone, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: c.Namespace, Name: name}})
+		}
+		for _, o := range gone {
+			if err := suite.Client.Delete(ctx, o); err != nil {
+				t.Fatal(err)
+			}
+		}
+		nothingRemoved(t, c, before, all[:1], []string{"data-example-etcd-cluster-0"})
+	})
 }
 
 // An even size is allowed, with a Warning when it is asked for: one per

@@ -29,6 +29,7 @@ type kubelet struct {
 	mu      sync.Mutex
 	members map[string]*member // by pod name
 	errs    map[string]string  // the last error starting each pod, logged once
+	down    map[string]bool    // pods whose node is down: their members do not run
 }
 
 // member is the etcd member a pod runs.
@@ -39,7 +40,7 @@ type member struct {
 }
 
 func startKubelet(t *testing.T, c client.Client, ns string) *kubelet {
-	k := &kubelet{t: t, c: c, ns: ns, etcd: etcd, members: map[string]*member{}, errs: map[string]string{}}
+	k := &kubelet{t: t, c: c, ns: ns, etcd: etcd, members: map[string]*member{}, errs: map[string]string{}, down: map[string]bool{}}
 	done, stopped := make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(stopped)
@@ -87,7 +88,11 @@ func (k *kubelet) sync(ctx context.Context) error {
 			k.stop(p.Name) // the pod was replaced, or its etcd exited
 			m = nil
 		}
-		if m == nil && p.DeletionTimestamp.IsZero() {
+		if k.down[p.Name] {
+			k.stop(p.Name)
+			m = nil
+		}
+		if m == nil && p.DeletionTimestamp.IsZero() && !k.down[p.Name] {
 			var err error
 			if m, err = k.run(ctx, p); err != nil {
 				if err.Error() != k.errs[p.Name] {
@@ -129,6 +134,21 @@ func (k *kubelet) sync(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// nodeDown stops the members of pods names and keeps them stopped, as a
+// node that went away would, pods and volumes left in place; nodeUp lets
+// them run again on their data.
+func (k *kubelet) nodeDown(names ...string) { k.setDown(true, names) }
+
+func (k *kubelet) nodeUp(names ...string) { k.setDown(false, names) }
+
+func (k *kubelet) setDown(down bool, names []string) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	for _, n := range names {
+		k.down[n] = down
+	}
 }
 
 func (k *kubelet) setReady(ctx context.Context, p *corev1.Pod, ready bool) error {
