@@ -42,12 +42,22 @@ import (
 //   - Learners answer Status only.
 //   - The keyspace belongs to the cluster: it survives as long as the
 //     cluster does, and a cluster bootstrapped again starts empty.
+//   - A member's own copy of the member list can lag (lag): serializable
+//     lists answer from it, linearizable ones wait for the member to catch up.
+//   - The operator can be cut off from a member that the others still
+//     reach (partition).
 type fakeEtcd struct {
 	mu      sync.Mutex
 	running map[string]*process // by client URL
 	volumes map[string]*volume  // by the UID of the claim
 	started map[string]*cluster // bootstrapped clusters, by initial-cluster token
 	lastID  uint64
+	// copies are the lagging member lists of members, by client URL, and
+	// staleLists counts the lists answered from them.
+	copies     map[string][]*etcdserverpb.Member
+	staleLists int
+	// cutOff are the client URLs the operator's calls do not reach.
+	cutOff map[string]bool
 }
 
 // cluster is what the members of one etcd cluster agreed on.
@@ -75,7 +85,48 @@ type process struct {
 }
 
 func newFakeEtcd() *fakeEtcd {
-	return &fakeEtcd{running: map[string]*process{}, volumes: map[string]*volume{}, started: map[string]*cluster{}, lastID: 0x1000}
+	return &fakeEtcd{
+		running: map[string]*process{}, volumes: map[string]*volume{}, started: map[string]*cluster{}, lastID: 0x1000,
+		copies: map[string][]*etcdserverpb.Member{}, cutOff: map[string]bool{},
+	}
+}
+
+// lag freezes the member lists the members at endpoints answer serializable
+// lists from, as they are now, until catchUp.
+func (f *fakeEtcd) lag(endpoints ...string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, ep := range endpoints {
+		if p := f.running[ep]; p != nil {
+			f.copies[ep] = copyMembers(p.c)
+		}
+	}
+}
+
+// catchUp ends every lag, and returns how many lists were answered from a
+// lagging copy.
+func (f *fakeEtcd) catchUp() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	clear(f.copies)
+	n := f.staleLists
+	f.staleLists = 0
+	return n
+}
+
+// stale returns how many lists were answered from a lagging copy.
+func (f *fakeEtcd) stale() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.staleLists
+}
+
+// partition cuts the calls to endpoint off (or lets them through again):
+// the member runs on, and its peers reach it.
+func (f *fakeEtcd) partition(endpoint string, off bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.cutOff[endpoint] = off
 }
 
 var _ membership.Client = (*fakeEtcd)(nil)
@@ -292,7 +343,7 @@ func refused(endpoint string) error {
 func (f *fakeEtcd) at(endpoint string) (*process, error) {
 	f.mu.Lock()
 	p := f.running[endpoint]
-	if p == nil {
+	if p == nil || f.cutOff[endpoint] {
 		return nil, refused(endpoint)
 	}
 	return p, nil
@@ -333,6 +384,9 @@ func (f *fakeEtcd) MemberList(_ context.Context, endpoint string, serializable b
 		return nil, rpctypes.ErrGRPCNotSupportedForLearner
 	case !serializable && f.settle(p.c) == 0:
 		return nil, errLinearizable
+	case serializable && f.copies[endpoint] != nil:
+		f.staleLists++
+		return f.copies[endpoint], nil
 	}
 	return copyMembers(p.c), nil
 }

@@ -2,6 +2,7 @@ package controller
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -564,6 +565,112 @@ func TestQuorumLossIsReportedNotRepaired(t *testing.T) {
 			}
 		}
 		nothingRemoved(t, c, before, all[:1], []string{"data-example-etcd-cluster-0"})
+	})
+}
+
+// Pods and volumes of a member etcd no longer lists are deleted, but only
+// on a list read through raft from the leader: a follower's own copy may
+// lag by a member just added, whose volume would go with its data.
+func TestOrphanedMembers(t *testing.T) {
+	ctx := context.Background()
+	names := []string{"example-etcd-cluster-0", "example-etcd-cluster-1", "example-etcd-cluster-2"}
+
+	t.Run("removed behind the operator's back", func(t *testing.T) {
+		// As an operator that stopped between a removal and its cleanup
+		// leaves it.
+		c := running(t, nil)
+		victim := names[2]
+		before := memberIDs(t, c)
+		if err := etcd.MemberRemove(ctx, HeadlessService(c).ClientURL(names[0]), before[victim]); err != nil {
+			t.Fatal(err)
+		}
+		testenv.Eventually(t, "the Cleanup event", func(ctx context.Context) error {
+			var events corev1.EventList
+			if err := suite.Client.List(ctx, &events, client.InNamespace(c.Namespace)); err != nil {
+				return err
+			}
+			for _, e := range events.Items {
+				if e.Reason == "Cleanup" && strings.Contains(e.Message, victim) {
+					return nil
+				}
+			}
+			return fmt.Errorf("no Cleanup event naming %s among %d events", victim, len(events.Items))
+		})
+		waitHealthy(t, c, 3)
+		for name, id := range memberIDs(t, c) {
+			if id == before[victim] {
+				t.Errorf("etcd lists removed member %x again, as %s", id, name)
+			}
+		}
+	})
+
+	t.Run("a follower's copy deletes nothing", func(t *testing.T) {
+		c := running(t, nil)
+		addr := HeadlessService(c)
+		var urls []string
+		for _, n := range names {
+			urls = append(urls, addr.ClientURL(n))
+		}
+		// The first three members' copies stay at three members.
+		etcd.lag(urls...)
+		t.Cleanup(func() { etcd.catchUp() })
+		update(t, c, func(s *etcdv1.ClusterSpec) { s.Size = 4 })
+		waitHealthy(t, c, 4)
+		before := memberIDs(t, c)
+
+		// The operator loses the leader: its list now comes from a
+		// follower, which does not know the fourth member.
+		st, err := etcd.Status(ctx, urls[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		var leader string
+		for name, id := range before {
+			if id == st.Leader {
+				leader = name
+			}
+		}
+		if !slices.Contains(names, leader) {
+			t.Fatalf("leader %x is %q, want one of the first three (members %v)", st.Leader, leader, before)
+		}
+		etcd.partition(addr.ClientURL(leader), true)
+		t.Cleanup(func() { etcd.partition(addr.ClientURL(leader), false) })
+		// A steady cluster is probed every 30 s: an annotation brings the
+		// next pass now.
+		testenv.Eventually(t, "the annotation", func(ctx context.Context) error {
+			got, err := get(ctx, c)
+			if err != nil {
+				return err
+			}
+			metav1.SetMetaDataAnnotation(&got.ObjectMeta, "test/poke", "1")
+			return suite.Client.Update(ctx, got)
+		})
+		// The pass lists from a lagging follower once; the next goes to the
+		// followers it found healthy, through raft.
+		testenv.Eventually(t, "a list from a lagging copy", func(context.Context) error {
+			if etcd.stale() == 0 {
+				return errors.New("no list answered from a lagging copy yet")
+			}
+			return nil
+		})
+		all := append(slices.Clone(names), "example-etcd-cluster-3")
+		var volumes []string
+		for _, n := range all {
+			volumes = append(volumes, volumeName(n))
+		}
+		testenv.Consistently(t, 3*time.Second, "the fourth member kept", func(ctx context.Context) error {
+			if p, v := children(ctx, t, c); !slices.Equal(p, all) || !slices.Equal(v, volumes) {
+				return fmt.Errorf("pods %v, volumes %v", p, v)
+			}
+			return nil
+		})
+
+		etcd.partition(addr.ClientURL(leader), false)
+		etcd.catchUp()
+		waitHealthy(t, c, 4)
+		if after := memberIDs(t, c); !maps.Equal(before, after) {
+			t.Errorf("members %v became %v", before, after)
+		}
 	})
 }
 

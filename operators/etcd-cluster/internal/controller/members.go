@@ -115,7 +115,7 @@ func (r *EtcdClusterReconciler) reconcileMembers(ctx context.Context, c *etcdv1.
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	if deleted, err := r.tidy(ctx, c, members, obs, step); err != nil || deleted {
+	if deleted, err := r.tidy(ctx, c, members, exec.Current(), obs, step); err != nil || deleted {
 		return after(requeueSoon, err)
 	}
 	return r.take(ctx, c, exec, opts, members, obs, step, wasBlocked)
@@ -150,12 +150,15 @@ func (r *EtcdClusterReconciler) plan(ctx context.Context, c *etcdv1.EtcdCluster,
 	return step, wasBlocked, nil
 }
 
-// tidy deletes the pods and volumes of members etcd no longer lists (only
-// while the cluster is available: then the list is the truth), and reports
-// whether it deleted any; else it restores the pods of started members that
-// were deleted, but for the member the step removes.
-func (r *EtcdClusterReconciler) tidy(ctx context.Context, c *etcdv1.EtcdCluster, members []membership.Member, obs observed, step membership.Step) (bool, error) {
-	if membership.Availability(members).Available() {
+// tidy deletes the pods and volumes of members etcd no longer lists, and
+// reports whether it deleted any; else it restores the pods of started
+// members that were deleted, but for the member the step removes. Only a
+// current list (read through raft from the leader, see
+// membership.Executor.Current) of an available cluster tells what etcd no
+// longer lists: a follower's copy may lag by a member just added, whose
+// volume would go.
+func (r *EtcdClusterReconciler) tidy(ctx context.Context, c *etcdv1.EtcdCluster, members []membership.Member, current bool, obs observed, step membership.Step) (bool, error) {
+	if current && membership.Availability(members).Available() {
 		if deleted, err := r.deleteOrphans(ctx, c, members, obs); err != nil || deleted {
 			return deleted, err
 		}

@@ -33,6 +33,9 @@ type Executor struct {
 	ProbeTimeout time.Duration
 
 	voters []string // client URLs of the healthy voters found last, leader first
+	// current is true when the last list was read through raft from the
+	// member found leading (see Current).
+	current bool
 }
 
 // Members lists the cluster's members and probes each started one with a
@@ -43,9 +46,11 @@ type Executor struct {
 // linearizable from the leader found last time, or else from the first
 // voter's own copy, so that a cluster without a quorum can still be planned
 // for, which means reported as Blocked. A copy may lag by a change; every
-// Apply is idempotent, so a step planned from it does no harm.
+// Apply is idempotent, so a step planned from it does no harm. What a list
+// leaves out is only known to be gone when Current says so.
 func (e *Executor) Members(ctx context.Context) ([]Member, error) {
-	list, err := e.list(ctx)
+	e.current = false
+	list, from, linearizable, err := e.list(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -71,6 +76,9 @@ func (e *Executor) Members(ctx context.Context) ([]Member, error) {
 
 	var voters []string
 	for _, m := range members {
+		if m.IsLeader && linearizable && slices.Contains(m.ClientURLs, from) {
+			e.current = true
+		}
 		if m.Healthy && !m.IsLearner {
 			if m.IsLeader {
 				voters = append([]string{m.ClientURLs[0]}, voters...)
@@ -85,10 +93,21 @@ func (e *Executor) Members(ctx context.Context) ([]Member, error) {
 	return members, nil
 }
 
-func (e *Executor) list(ctx context.Context) ([]*etcdserverpb.Member, error) {
+// Current reports whether the list the last Members call returned holds
+// every committed membership change: it was read through raft (linearizable)
+// from the member the probes then found leading. Before etcd 3.5 a
+// linearizable list is still answered from the asked member's copy, and the
+// leader's copy is the one that cannot lag. A list from a follower's copy
+// may miss a member just added, so only a current list may tell that a
+// member whose pod or volume is still there has been removed.
+func (e *Executor) Current() bool { return e.current }
+
+// list lists the members, and returns the endpoint that answered and whether
+// it answered through raft.
+func (e *Executor) list(ctx context.Context) ([]*etcdserverpb.Member, string, bool, error) {
 	endpoints := e.endpoints()
 	if len(endpoints) == 0 {
-		return nil, errors.New("no etcd endpoints to list the members from: set Executor.Endpoints")
+		return nil, "", false, errors.New("no etcd endpoints to list the members from: set Executor.Endpoints")
 	}
 	var errs []error
 	try := func(ep string, serializable bool) []*etcdserverpb.Member {
@@ -103,17 +122,17 @@ func (e *Executor) list(ctx context.Context) ([]*etcdserverpb.Member, error) {
 	// Without a quorum a linearizable list hangs until its deadline on every
 	// member alike, so only the first (the leader, when known) is asked.
 	if list := try(endpoints[0], false); list != nil {
-		return list, nil
+		return list, endpoints[0], true, nil
 	}
 	for _, ep := range endpoints {
 		if list := try(ep, true); list != nil {
-			return list, nil
+			return list, ep, false, nil
 		}
 		if ctx.Err() != nil {
-			return nil, ctx.Err()
+			return nil, "", false, ctx.Err()
 		}
 	}
-	return nil, fmt.Errorf("list the etcd members: no voting member answered: %w", errors.Join(errs...))
+	return nil, "", false, fmt.Errorf("list the etcd members: no voting member answered: %w", errors.Join(errs...))
 }
 
 func (e *Executor) probe(ctx context.Context, m *Member) {

@@ -125,6 +125,9 @@ func TestMembers(t *testing.T) {
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("Members =\n%+v\nwant\n%+v", got, want)
 	}
+	if e.Current() {
+		t.Error("Current after a list from ex-0's own copy, want false")
+	}
 	// The learner refused the list; the next call starts at the leader.
 	if want := []string{
 		"MemberList " + clientURL(3) + " serializable=false",
@@ -139,6 +142,42 @@ func TestMembers(t *testing.T) {
 	}
 	if want := []string{"MemberList " + clientURL(1) + " serializable=false"}; !reflect.DeepEqual(f.calls[:1], want) {
 		t.Errorf("second call = %q, want %q", f.calls, want)
+	}
+	if !e.Current() {
+		t.Error("not Current after a linearizable list from the leader")
+	}
+
+	// The leader stops answering: the list comes from a follower's copy,
+	// which may lag.
+	delete(f.status, clientURL(1))
+	f.listErr[clientURL(1)] = errors.New("connection refused")
+	if _, err := e.Members(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if e.Current() {
+		t.Errorf("Current after a list from a follower's copy (calls %q), want false", f.calls)
+	}
+}
+
+func TestCurrentNeedsTheLeader(t *testing.T) {
+	// Linearizable, but from a member that does not lead: etcd before 3.5
+	// answers that from the member's own copy.
+	f := &fakeClient{
+		members: []*etcdserverpb.Member{pbMember(0, false, true), pbMember(1, false, true), pbMember(2, false, true)},
+		status:  map[string]*clientv3.StatusResponse{clientURL(0): status(0, 1, 5), clientURL(1): status(1, 1, 5), clientURL(2): status(2, 1, 5)},
+	}
+	e := &Executor{Client: f, Addressing: addressing{}, Endpoints: []string{clientURL(2)}}
+	if _, err := e.Members(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if e.Current() {
+		t.Error("Current after a linearizable list from a follower, want false")
+	}
+	if _, err := e.Members(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if !e.Current() {
+		t.Errorf("not Current after a list from the leader (calls %q)", f.calls)
 	}
 }
 
