@@ -103,15 +103,12 @@ func (f *fakeEtcd) lag(endpoints ...string) {
 	}
 }
 
-// catchUp ends every lag, and returns how many lists were answered from a
-// lagging copy.
-func (f *fakeEtcd) catchUp() int {
+// catchUp ends every lag, and starts the count of stale lists again.
+func (f *fakeEtcd) catchUp() {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	clear(f.copies)
-	n := f.staleLists
 	f.staleLists = 0
-	return n
 }
 
 // stale returns how many lists were answered from a lagging copy.

@@ -613,7 +613,7 @@ func TestOrphanedMembers(t *testing.T) {
 		}
 		// The first three members' copies stay at three members.
 		etcd.lag(urls...)
-		t.Cleanup(func() { etcd.catchUp() })
+		t.Cleanup(etcd.catchUp)
 		update(t, c, func(s *etcdv1.ClusterSpec) { s.Size = 4 })
 		waitHealthy(t, c, 4)
 		before := memberIDs(t, c)
