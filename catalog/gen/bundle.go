@@ -141,8 +141,8 @@ func (s sources) csv(registry string, b bundle) (*v1alpha1.ClusterServiceVersion
 	if err := readYAML(s.path("operators", b.Package, "config", "manager", "manager.yaml"), "Deployment", &deploy); err != nil {
 		return nil, nil, err
 	}
-	var role rbacv1.ClusterRole
-	if err := readYAML(s.path("operators", b.Package, "config", "rbac", "role.yaml"), "ClusterRole", &role); err != nil {
+	rules, err := s.rules(b.Package)
+	if err != nil {
 		return nil, nil, err
 	}
 	icon, err := os.ReadFile(s.path("catalog", "bases", "icon.svg"))
@@ -185,10 +185,11 @@ func (s sources) csv(registry string, b bundle) (*v1alpha1.ClusterServiceVersion
 		StrategySpec: v1alpha1.StrategyDetailsDeployment{
 			DeploymentSpecs: []v1alpha1.StrategyDeploymentSpec{{Name: deploy.Name, Label: deploy.Labels, Spec: spec}},
 			// The operator's rules are namespaced: OLM grants them in the
-			// target namespaces, as ClusterRoles for AllNamespaces.
+			// operator's namespace and the target namespaces, as
+			// ClusterRoles for AllNamespaces.
 			Permissions: []v1alpha1.StrategyDeploymentPermissions{{
 				ServiceAccountName: deploy.Spec.Template.Spec.ServiceAccountName,
-				Rules:              role.Rules,
+				Rules:              rules,
 			}},
 		},
 	}
@@ -197,6 +198,22 @@ func (s sources) csv(registry string, b bundle) (*v1alpha1.ClusterServiceVersion
 		csv.Spec.RelatedImages = append(csv.Spec.RelatedImages, v1alpha1.RelatedImage{Name: fmt.Sprintf("operand-%d", i+1), Image: img})
 	}
 	return &csv, crds, nil
+}
+
+// rules are what package pkg's generated RBAC grants: its ClusterRole's
+// rules (its work) and its Role's (leader election's, which config/ grants
+// in the operator's own namespace only).
+func (s sources) rules(pkg string) ([]rbacv1.PolicyRule, error) {
+	path := s.path("operators", pkg, "config", "rbac", "role.yaml")
+	var work rbacv1.ClusterRole
+	if err := readYAML(path, "ClusterRole", &work); err != nil {
+		return nil, err
+	}
+	var leader rbacv1.Role
+	if err := readYAML(path, "Role", &leader); err != nil {
+		return nil, err
+	}
+	return append(work.Rules, leader.Rules...), nil
 }
 
 // ownedCRDs reads the CRDs the base CSV owns from crds/, as they are, and

@@ -136,16 +136,16 @@ func TestCSVRunsTheOperatorWithItsGeneratedRules(t *testing.T) {
 		}
 		t.Run(b.Name(), func(t *testing.T) {
 			csv := readCSV(t, b)
-			var role rbacv1.ClusterRole
-			if err := readYAML(src.path("operators", b.Package, "config", "rbac", "role.yaml"), "ClusterRole", &role); err != nil {
+			rules, err := src.rules(b.Package)
+			if err != nil {
 				t.Fatal(err)
 			}
 			strategy := csv.Spec.InstallStrategy.StrategySpec
 			if len(strategy.ClusterPermissions) != 0 {
 				t.Errorf("cluster permissions %v: the operators need none", strategy.ClusterPermissions)
 			}
-			if len(strategy.Permissions) != 1 || !slices.EqualFunc(strategy.Permissions[0].Rules, role.Rules, ruleEqual) {
-				t.Errorf("permissions %v, want the generated role's %v", strategy.Permissions, role.Rules)
+			if len(strategy.Permissions) != 1 || !slices.EqualFunc(strategy.Permissions[0].Rules, rules, ruleEqual) {
+				t.Errorf("permissions %v, want the generated roles' %v", strategy.Permissions, rules)
 			}
 			for _, p := range strategy.Permissions {
 				for _, r := range p.Rules {

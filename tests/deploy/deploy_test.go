@@ -4,7 +4,8 @@
 // too) on a local cluster of its own ("deploy") with the machine's real
 // node, where each operator runs as a pod of its image, built without a
 // daemon, under its own ServiceAccount and generated RBAC. Then a CR of each
-// kind becomes Ready through the deployed operators. On kind every e2e run
+// kind becomes Ready through the deployed operators and is deleted, and no
+// request of theirs was refused. On kind every e2e run
 // deploys from config/ already (scripts/kind.sh deploy).
 package deploy
 
@@ -137,6 +138,35 @@ func TestCustomResourcesBecomeReady(t *testing.T) {
 	for _, cr := range crs {
 		t.Run(cr.name, func(t *testing.T) {
 			kubectl(t, 6*time.Minute, "wait", "-n", cr.namespace, "--for=condition=Ready", cr.object, "--timeout=5m")
+		})
+	}
+	// Deleting runs what only a deletion does (the homework's backup before
+	// delete, with its Job and the credentials it then removes).
+	for _, cr := range crs {
+		t.Run(cr.name+" is deleted", func(t *testing.T) {
+			kubectl(t, 6*time.Minute, "delete", "-n", cr.namespace, cr.object, "--timeout=5m")
+		})
+	}
+}
+
+// Every request of the deployed operators was allowed, over the CRs' whole
+// lives above: their logs hold no RBAC refusal, leader election's included.
+// The envtest suites compare the generated RBAC with the requests they
+// record (operators/common/testenv/rights.go); here it is granted by the
+// shipped bindings on a real API server.
+func TestNoRequestWasForbidden(t *testing.T) {
+	needDeployed(t)
+	for _, d := range deployed {
+		t.Run(d.spec, func(t *testing.T) {
+			logs := kubectl(t, time.Minute, "logs", "-n", d.namespace, "deployment/"+d.deployment)
+			if !strings.Contains(logs, "Successfully acquired lease") {
+				t.Errorf("the operator never led: its log does not say it acquired its lease")
+			}
+			for _, line := range strings.Split(logs, "\n") {
+				if strings.Contains(strings.ToLower(line), "forbidden") {
+					t.Errorf("refused: %.400s", line)
+				}
+			}
 		})
 	}
 }

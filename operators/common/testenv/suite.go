@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"path/filepath"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -36,6 +37,11 @@ type Suite struct {
 	// (manager.Operator.Cache), so that the tests run with the cache the
 	// operator runs with; optional.
 	Cache func() map[client.Object]cache.ByObject
+	// RBAC is the operator's config/rbac, from the repository root: when
+	// every test of the package ran and passed, Main compares the rights of
+	// the requests the operator's manager sent with what its Roles grant,
+	// and fails on a right missing, unused or given by a wildcard.
+	RBAC string
 
 	// Client talks to the suite's API server directly (no cache), once
 	// Main has started it.
@@ -45,6 +51,7 @@ type Suite struct {
 	scheme      *runtime.Scheme
 	stopManager func() error
 	code        int
+	requests    recorder
 }
 
 // Main runs the tests of a package with the suite started, from TestMain:
@@ -94,7 +101,34 @@ func (s *Suite) start(m *testing.M) error {
 		return err
 	}
 	s.code = m.Run()
+	if s.code == 0 && s.RBAC != "" {
+		if err := s.checkRights(); err != nil {
+			s.code = 1
+			return fmt.Errorf("%s: %w", s.RBAC, err)
+		}
+	}
 	return nil
+}
+
+// checkRights compares the rights the manager's requests used with those
+// the operator's RBAC grants, after a run of every test of the package: a
+// run of some (-run, -skip) uses fewer.
+func (s *Suite) checkRights() error {
+	for _, f := range []string{"test.run", "test.skip"} {
+		if fl := flag.Lookup(f); fl != nil && fl.Value.String() != "" {
+			fmt.Fprintf(os.Stderr, "testenv: the rights of %s are compared after a run of every test (-%s selected some)\n", s.RBAC, f)
+			return nil
+		}
+	}
+	root, err := RepoRoot()
+	if err != nil {
+		return err
+	}
+	grants, err := granted(filepath.Join(root, s.RBAC))
+	if err != nil {
+		return err
+	}
+	return compareRights(s.requests.rights(), grants)
 }
 
 // startManager runs the controllers in a new manager, with nothing but what
@@ -104,10 +138,18 @@ func (s *Suite) startManager() error {
 	if s.Cache != nil {
 		byObject = s.Cache()
 	}
-	mgr, err := ctrl.NewManager(s.cfg, ctrl.Options{
-		Scheme:  s.scheme,
-		Cache:   manager.CacheOptions(byObject, nil),
-		Metrics: metricsserver.Options{BindAddress: "0"},
+	cfg := rest.CopyConfig(s.cfg)
+	cfg.Wrap(s.requests.wrap)
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+		Scheme: s.scheme,
+		// Leader election as the operators run it (manager.New), in the
+		// namespace every cluster has.
+		LeaderElection:                true,
+		LeaderElectionID:              "suite.operator-workshops.io",
+		LeaderElectionNamespace:       metav1.NamespaceDefault,
+		LeaderElectionReleaseOnCancel: true,
+		Cache:                         manager.CacheOptions(byObject, nil),
+		Metrics:                       metricsserver.Options{BindAddress: "0"},
 		// Restart registers the same controllers again in this process.
 		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
 	})

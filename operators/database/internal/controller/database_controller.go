@@ -33,12 +33,17 @@ type DatabaseReconciler struct {
 	told conditions.Told
 }
 
-// +kubebuilder:rbac:groups=zalando.org,resources=databases,verbs=get;list;watch
-// +kubebuilder:rbac:groups=zalando.org,resources=databases/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=zalando.org,resources=databases,verbs=list;watch
+// +kubebuilder:rbac:groups=zalando.org,resources=databases/status,verbs=patch
 // +kubebuilder:rbac:groups=zalando.org,resources=databases/finalizers,verbs=update
-// +kubebuilder:rbac:groups="",resources=pods;services;secrets,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch;create;patch;delete
+// +kubebuilder:rbac:groups="",resources=services,verbs=get;list;watch;create;patch
+// +kubebuilder:rbac:groups="",resources=secrets,verbs=list;watch;create
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
-// +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=get;list;watch;create;update;patch;delete
+// Leader election (--leader-elect), in the operator's own namespace only: its
+// Lease, and the Event that says which replica leads.
+// +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=get;create;update,namespace=database-operator-system
+// +kubebuilder:rbac:groups="",resources=events,verbs=create,namespace=database-operator-system
 
 // Reconcile brings the children of one Database in line with its spec, in
 // the shape every operator of the workshop shares. A Database needs no

@@ -25,6 +25,7 @@ var suite = &testenv.Suite{
 		}).SetupWithManager(mgr)
 	},
 	Cache: Cache,
+	RBAC:  "operators/database/config/rbac",
 }
 
 func TestMain(m *testing.M) {

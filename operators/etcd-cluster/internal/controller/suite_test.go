@@ -27,6 +27,7 @@ var suite = &testenv.Suite{
 			Etcd:     etcd,
 		}).SetupWithManager(mgr)
 	},
+	RBAC: "operators/etcd-cluster/config/rbac",
 }
 
 func TestMain(m *testing.M) { os.Exit(suite.Main(m)) }

@@ -50,12 +50,15 @@ func Cache() map[client.Object]cache.ByObject {
 	return manager.Children(FieldOwner, &corev1.Pod{})
 }
 
-// +kubebuilder:rbac:groups=operator.prgcont.cz,resources=gordons,verbs=get;list;watch
-// +kubebuilder:rbac:groups=operator.prgcont.cz,resources=gordons/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=operator.prgcont.cz,resources=gordons,verbs=list;watch
+// +kubebuilder:rbac:groups=operator.prgcont.cz,resources=gordons/status,verbs=patch
 // +kubebuilder:rbac:groups=operator.prgcont.cz,resources=gordons/finalizers,verbs=update
-// +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch;create;delete
+// +kubebuilder:rbac:groups="",resources=pods,verbs=list;watch;create;delete
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
-// +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=get;list;watch;create;update;patch;delete
+// Leader election (--leader-elect), in the operator's own namespace only: its
+// Lease, and the Event that says which replica leads.
+// +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=get;create;update,namespace=gordon-operator-system
+// +kubebuilder:rbac:groups="",resources=events,verbs=create,namespace=gordon-operator-system
 
 // Reconcile brings the pods of one Gordon to spec.gordon.replicas, in the
 // shape every operator of the workshop shares. A Gordon needs no finalizer:

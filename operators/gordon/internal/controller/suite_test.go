@@ -26,6 +26,7 @@ var suite = &testenv.Suite{
 		}).SetupWithManager(mgr)
 	},
 	Cache: Cache,
+	RBAC:  "operators/gordon/config/rbac",
 }
 
 func TestMain(m *testing.M) {

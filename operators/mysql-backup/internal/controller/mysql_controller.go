@@ -55,15 +55,19 @@ var owner = apply.FieldOwner(FieldOwner)
 // secretRefIndex indexes MySQLs by the Secret their password comes from.
 const secretRefIndex = "spec.passwordSecretRef.name"
 
-// +kubebuilder:rbac:groups=otus.homework,resources=mysqls,verbs=get;list;watch;update;patch
-// +kubebuilder:rbac:groups=otus.homework,resources=mysqls/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=otus.homework,resources=mysqls,verbs=list;watch;patch
+// +kubebuilder:rbac:groups=otus.homework,resources=mysqls/status,verbs=patch
 // +kubebuilder:rbac:groups=otus.homework,resources=mysqls/finalizers,verbs=update
-// +kubebuilder:rbac:groups="",resources=persistentvolumeclaims;services;secrets,verbs=get;list;watch;create;update;patch;delete
-// +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch
-// +kubebuilder:rbac:groups=apps,resources=deployments,verbs=get;list;watch;create;update;patch;delete
-// +kubebuilder:rbac:groups=batch,resources=jobs,verbs=get;list;watch;create;delete
+// +kubebuilder:rbac:groups="",resources=persistentvolumeclaims;services,verbs=get;list;watch;create;patch;delete
+// +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch;create;update;delete
+// +kubebuilder:rbac:groups="",resources=pods,verbs=list;watch
+// +kubebuilder:rbac:groups=apps,resources=deployments,verbs=get;list;watch;create;patch;delete
+// +kubebuilder:rbac:groups=batch,resources=jobs,verbs=list;watch;create;delete
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
-// +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=get;list;watch;create;update;patch;delete
+// Leader election (--leader-elect), in the operator's own namespace only: its
+// Lease, and the Event that says which replica leads.
+// +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=get;create;update,namespace=mysql-backup-operator-system
+// +kubebuilder:rbac:groups="",resources=events,verbs=create,namespace=mysql-backup-operator-system
 
 // Reconcile brings one MySQL towards its spec, or through its deletion, in
 // the shape every operator of the workshop shares.

@@ -24,6 +24,7 @@ var suite = &testenv.Suite{
 			Recorder:  mgr.GetEventRecorder(FieldOwner),
 		}).SetupWithManager(mgr)
 	},
+	RBAC: "operators/mysql-backup/config/rbac",
 }
 
 func TestMain(m *testing.M) {
