@@ -17,6 +17,7 @@ import (
 
 func main() {
 	images := map[dbv1.Type]string{}
+	requests := controller.DefaultRequests
 	manager.Main(manager.Operator{
 		Name:        "database",
 		AddToScheme: []func(*runtime.Scheme) error{dbv1.AddToScheme},
@@ -25,6 +26,7 @@ func main() {
 				fs.Func(string(t)+"-image", "Image of "+string(t)+" Databases that name none (default "+
 					controller.DefaultImage(t)+").", func(s string) error { images[t] = s; return nil })
 			}
+			requests.BindFlags(fs, "server", "a Database's server pod")
 		},
 		Setup: func(mgr ctrl.Manager, _ manager.Options) error {
 			return (&controller.DatabaseReconciler{
@@ -32,6 +34,7 @@ func main() {
 				APIReader: mgr.GetAPIReader(),
 				Recorder:  mgr.GetEventRecorder(controller.FieldOwner),
 				Images:    images,
+				Requests:  requests,
 			}).SetupWithManager(mgr)
 		},
 		Cache: controller.Cache(),

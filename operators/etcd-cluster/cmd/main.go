@@ -35,6 +35,7 @@ func main() {
 	var (
 		clusterWide bool
 		access      = accessAuto
+		requests    = controller.DefaultRequests
 	)
 	manager.Main(manager.Operator{
 		Name:             "etcd-cluster",
@@ -48,6 +49,7 @@ func main() {
 			fs.StringVar(&access, "member-access", access,
 				"How to reach the etcd members: direct (pod DNS names; from inside the cluster), port-forward "+
 					"(through the API server; from outside), or auto: direct in a pod, port-forward elsewhere.")
+			requests.BindFlags(fs, "member", "a member pod whose cluster's spec.pod.resources is empty")
 		},
 		Configure: func(o *manager.Options) error {
 			if clusterWide {
@@ -75,6 +77,7 @@ func main() {
 				Recorder:    mgr.GetEventRecorder(controller.FieldOwner),
 				ClusterWide: clusterWide,
 				Etcd:        etcd,
+				Requests:    requests,
 			}).SetupWithManager(mgr)
 		},
 	})

@@ -5,6 +5,8 @@
 package main
 
 import (
+	"flag"
+
 	"k8s.io/apimachinery/pkg/runtime"
 	ctrl "sigs.k8s.io/controller-runtime"
 
@@ -15,16 +17,21 @@ import (
 )
 
 func main() {
+	requests := controller.DefaultRequests
 	manager.Main(manager.Operator{
 		Name:             "gordon",
 		AddToScheme:      []func(*runtime.Scheme) error{gordonv1.AddToScheme},
 		DefaultProbeAddr: ":8082",
+		Flags: func(fs *flag.FlagSet) {
+			requests.BindFlags(fs, "pod", "a gordon pod")
+		},
 		Setup: func(mgr ctrl.Manager, o manager.Options) error {
 			return (&controller.GordonReconciler{
 				Client:       mgr.GetClient(),
 				Recorder:     mgr.GetEventRecorder(controller.FieldOwner),
 				Expectations: expectations.New(),
 				Workers:      o.Workers,
+				Requests:     requests,
 			}).SetupWithManager(mgr)
 		},
 		Cache: controller.Cache(),

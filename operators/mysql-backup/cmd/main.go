@@ -17,6 +17,7 @@ import (
 
 func main() {
 	deadline := controller.DefaultJobDeadline
+	server, jobs := controller.DefaultServerRequests, controller.DefaultJobRequests
 	manager.Main(manager.Operator{
 		Name:             "mysql-backup",
 		AddToScheme:      []func(*runtime.Scheme) error{mysqlv1.AddToScheme},
@@ -24,13 +25,17 @@ func main() {
 		Flags: func(fs *flag.FlagSet) {
 			fs.DurationVar(&deadline, "job-deadline", deadline,
 				"How long a backup, restore or password Job may run before it counts as failed.")
+			server.BindFlags(fs, "server", "a MySQL's server pod")
+			jobs.BindFlags(fs, "job", "a backup, restore or password Job's pod")
 		},
 		Setup: func(mgr ctrl.Manager, _ manager.Options) error {
 			return (&controller.MySQLReconciler{
-				Client:      mgr.GetClient(),
-				APIReader:   mgr.GetAPIReader(),
-				Recorder:    mgr.GetEventRecorder(controller.FieldOwner),
-				JobDeadline: deadline,
+				Client:         mgr.GetClient(),
+				APIReader:      mgr.GetAPIReader(),
+				Recorder:       mgr.GetEventRecorder(controller.FieldOwner),
+				JobDeadline:    deadline,
+				ServerRequests: server,
+				JobRequests:    jobs,
 			}).SetupWithManager(mgr)
 		},
 	})

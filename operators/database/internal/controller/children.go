@@ -8,6 +8,7 @@ import (
 
 	"github.com/operator-workshops/workshop/operators/common/apply"
 	"github.com/operator-workshops/workshop/operators/common/labels"
+	"github.com/operator-workshops/workshop/operators/common/pods"
 	"github.com/operator-workshops/workshop/operators/common/podsecurity"
 	dbv1 "github.com/operator-workshops/workshop/operators/database/api/v1"
 )
@@ -31,9 +32,16 @@ var engines = map[dbv1.Type]engine{
 // spec nor the operator's flags name one.
 func DefaultImage(t dbv1.Type) string { return engines[t].image }
 
-// podFor returns the Pod of db, running image. password names the Secret key
-// with the mysql root password; it is nil for mongo.
-func podFor(db *dbv1.Database, image string, password *dbv1.SecretKeyRef, owner *metav1ac.OwnerReferenceApplyConfiguration) *corev1ac.PodApplyConfiguration {
+// DefaultRequests are what a Database's server requests of its node when
+// the operator's flags say nothing else (--server-cpu-request,
+// --server-memory-request).
+var DefaultRequests = pods.NewRequests("100m", "256Mi")
+
+// podFor returns the Pod of db, running image and requesting requests.
+// password names the Secret key with the mysql root password; it is nil for
+// mongo.
+func podFor(db *dbv1.Database, image string, password *dbv1.SecretKeyRef, owner *metav1ac.OwnerReferenceApplyConfiguration,
+	requests pods.Requests) *corev1ac.PodApplyConfiguration {
 	e := engines[db.Spec.Type]
 	name := string(db.Spec.Type)
 	container := corev1ac.Container().
@@ -57,9 +65,16 @@ func podFor(db *dbv1.Database, image string, password *dbv1.SecretKeyRef, owner 
 		WithVolumes(corev1ac.Volume().WithName("data").WithEmptyDir(corev1ac.EmptyDirVolumeSource())).
 		WithSecurityContext(podsecurity.PodApply(e.uid))
 
+	// The hash leaves the requests out: they are the operator's, and a
+	// change of its flags must not replace running databases, whose data
+	// lives in the pod. Pods made from then on request the new values.
+	hash := apply.SpecHash(spec)
+	if r := requests.Apply(); r != nil {
+		spec.Containers[0].WithResources(r)
+	}
 	return corev1ac.Pod(db.Name, db.Namespace).
 		WithLabels(labels.Standard(appName, db.Name, FieldOwner)).
-		WithAnnotations(map[string]string{podSpecHashAnnotation: apply.SpecHash(spec)}).
+		WithAnnotations(map[string]string{podSpecHashAnnotation: hash}).
 		WithOwnerReferences(owner).
 		WithSpec(spec)
 }

@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	metav1ac "k8s.io/client-go/applyconfigurations/meta/v1"
 
+	"github.com/operator-workshops/workshop/operators/common/pods"
 	dbv1 "github.com/operator-workshops/workshop/operators/database/api/v1"
 )
 
@@ -38,7 +39,7 @@ func TestPodFor(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			pod := podFor(tt.db, tt.image, tt.password, testOwner)
+			pod := podFor(tt.db, tt.image, tt.password, testOwner, DefaultRequests)
 			if *pod.Name != tt.db.Name || *pod.Namespace != "ns" {
 				t.Errorf("pod is %s/%s, want ns/%s", *pod.Namespace, *pod.Name, tt.db.Name)
 			}
@@ -72,6 +73,9 @@ func TestPodFor(t *testing.T) {
 			if *c.SecurityContext.AllowPrivilegeEscalation || c.SecurityContext.Capabilities.Drop[0] != "ALL" {
 				t.Errorf("container security context is not restricted: %+v", c.SecurityContext)
 			}
+			if r := c.Resources; r == nil || !r.Requests.Cpu().Equal(DefaultRequests.CPU) || !r.Requests.Memory().Equal(DefaultRequests.Memory) {
+				t.Errorf("container requests %+v, want the operator's %v", r, DefaultRequests.List())
+			}
 			if c.ReadinessProbe == nil || c.ReadinessProbe.TCPSocket.Port.IntVal != tt.wantPort {
 				t.Errorf("readiness probe should check port %d: %+v", tt.wantPort, c.ReadinessProbe)
 			}
@@ -81,9 +85,17 @@ func TestPodFor(t *testing.T) {
 
 func TestPodHashFollowsSpec(t *testing.T) {
 	db := database("a", dbv1.Mongo)
-	h := func(image string) string { return podFor(db, image, nil, testOwner).Annotations[podSpecHashAnnotation] }
+	hash := func(image string, r pods.Requests) string {
+		return podFor(db, image, nil, testOwner, r).Annotations[podSpecHashAnnotation]
+	}
+	h := func(image string) string { return hash(image, DefaultRequests) }
 	if first, second := h("mongo:4.0"), h("mongo:4.0"); first != second {
 		t.Error("the hash of one spec differs between two builds")
+	}
+	// The operator's requests are not the Database's spec: new flags must
+	// not replace running databases and their data.
+	if h("mongo:4.0") != hash("mongo:4.0", pods.NewRequests("1", "1Gi")) {
+		t.Error("a change of the operator's requests changes the hash: every Database's Pod would be replaced")
 	}
 	if h("mongo:4.0") == h("mongo:5.0") {
 		t.Error("an image change leaves the hash as it was: the Pod would not be replaced")
@@ -94,8 +106,8 @@ func TestPodHashFollowsSpec(t *testing.T) {
 // every database Pod of the namespace. Each Service must select its own Pod.
 func TestServiceSelectsOnlyItsOwnPod(t *testing.T) {
 	a, b := database("a", dbv1.Mongo), database("b", dbv1.MySQL)
-	podA := podFor(a, "mongo:4.0", nil, testOwner)
-	podB := podFor(b, "mysql:8.0", &dbv1.SecretKeyRef{Name: "s", Key: "password"}, testOwner)
+	podA := podFor(a, "mongo:4.0", nil, testOwner, DefaultRequests)
+	podB := podFor(b, "mysql:8.0", &dbv1.SecretKeyRef{Name: "s", Key: "password"}, testOwner, DefaultRequests)
 	tests := []struct {
 		name string
 		svc  *dbv1.Database

@@ -14,6 +14,7 @@ import (
 	"github.com/operator-workshops/workshop/operators/common/apply"
 	"github.com/operator-workshops/workshop/operators/common/conditions"
 	"github.com/operator-workshops/workshop/operators/common/manager"
+	"github.com/operator-workshops/workshop/operators/common/pods"
 	"github.com/operator-workshops/workshop/operators/common/reconciler"
 	"github.com/operator-workshops/workshop/operators/common/refs"
 	dbv1 "github.com/operator-workshops/workshop/operators/database/api/v1"
@@ -29,6 +30,8 @@ type DatabaseReconciler struct {
 	// Images overrides the default image of a type for every Database that
 	// does not name its own (for example local stand-ins of mongo or mysql).
 	Images map[dbv1.Type]string
+	// Requests are what each Database's server requests of its node.
+	Requests pods.Requests
 
 	told conditions.Told
 }

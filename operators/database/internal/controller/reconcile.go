@@ -129,7 +129,7 @@ func (r *DatabaseReconciler) reconcilePod(ctx context.Context, db *dbv1.Database
 	if image == "" {
 		image = DefaultImage(db.Spec.Type)
 	}
-	desired := podFor(db, image, password, ref)
+	desired := podFor(db, image, password, ref, r.Requests)
 
 	pod := &corev1.Pod{}
 	err := apply.Get(ctx, r.Client, r.APIReader, client.ObjectKeyFromObject(db), pod)

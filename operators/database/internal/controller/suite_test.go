@@ -22,6 +22,7 @@ var suite = &testenv.Suite{
 			APIReader: mgr.GetAPIReader(),
 			Recorder:  mgr.GetEventRecorder(FieldOwner),
 			Images:    map[dbv1.Type]string{},
+			Requests:  DefaultRequests,
 		}).SetupWithManager(mgr)
 	},
 	Cache: Cache,

@@ -16,6 +16,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/operator-workshops/workshop/operators/common/labels"
+	"github.com/operator-workshops/workshop/operators/common/pods"
 	"github.com/operator-workshops/workshop/operators/common/podsecurity"
 	etcdv1 "github.com/operator-workshops/workshop/operators/etcd-cluster/api/v1beta2"
 	"github.com/operator-workshops/workshop/operators/etcd-cluster/internal/membership"
@@ -134,9 +135,15 @@ type start struct {
 	existing bool
 }
 
+// DefaultRequests are what a member requests of its node when neither the
+// cluster's spec.pod.resources nor the operator's flags
+// (--member-cpu-request, --member-memory-request) say otherwise.
+var DefaultRequests = pods.NewRequests("100m", "128Mi")
+
 // podFor is the pod of member name. It runs etcd on the member's volume,
-// under the host name its peer URL names.
-func podFor(c *etcdv1.EtcdCluster, name string, how start) *corev1.Pod {
+// under the host name its peer URL names, and requests requests of its
+// node unless the cluster's pod policy names its own resources.
+func podFor(c *etcdv1.EtcdCluster, name string, how start, requests pods.Requests) *corev1.Pod {
 	addr := HeadlessService(c)
 	state := "new"
 	if how.existing {
@@ -199,12 +206,15 @@ func podFor(c *etcdv1.EtcdCluster, name string, how start) *corev1.Pod {
 			AutomountServiceAccountToken: ptr.To(false),
 		},
 	}
+	pod.Spec.Containers[0].Resources = corev1.ResourceRequirements{Requests: requests.List()}
 	if p := c.Spec.Pod; p != nil {
 		maps.Copy(pod.Labels, p.Labels)
 		pod.Spec.NodeSelector = p.NodeSelector
 		pod.Spec.Affinity = p.Affinity
 		pod.Spec.Tolerations = p.Tolerations
-		pod.Spec.Containers[0].Resources = p.Resources
+		if len(p.Resources.Requests) > 0 || len(p.Resources.Limits) > 0 || len(p.Resources.Claims) > 0 {
+			pod.Spec.Containers[0].Resources = p.Resources
+		}
 	}
 	// The operator's labels last: the pod policy cannot take a member out
 	// of its Services.

@@ -26,6 +26,7 @@ import (
 
 	"github.com/operator-workshops/workshop/operators/common/apply"
 	"github.com/operator-workshops/workshop/operators/common/conditions"
+	"github.com/operator-workshops/workshop/operators/common/pods"
 	"github.com/operator-workshops/workshop/operators/common/reconciler"
 	etcdv1 "github.com/operator-workshops/workshop/operators/etcd-cluster/api/v1beta2"
 	"github.com/operator-workshops/workshop/operators/etcd-cluster/internal/membership"
@@ -77,6 +78,9 @@ type EtcdClusterReconciler struct {
 	ClusterWide bool
 	// Etcd talks to the members.
 	Etcd membership.Client
+	// Requests are what each member requests of its node, unless its
+	// cluster's spec.pod.resources says otherwise.
+	Requests pods.Requests
 
 	mu        sync.Mutex
 	executors map[types.NamespacedName]*membership.Executor

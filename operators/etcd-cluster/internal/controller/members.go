@@ -297,7 +297,7 @@ func (r *EtcdClusterReconciler) ensureMember(ctx context.Context, c *etcdv1.Etcd
 		}
 		return false, nil // its deletion brings the cluster back here
 	}
-	pod := podFor(c, name, how)
+	pod := podFor(c, name, how, r.Requests)
 	err := r.create(ctx, c, pod)
 	if apierrors.IsAlreadyExists(err) {
 		// The cache had not seen it yet, or it is a stranger's.

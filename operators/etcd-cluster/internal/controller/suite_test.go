@@ -25,6 +25,7 @@ var suite = &testenv.Suite{
 			Client:   mgr.GetClient(),
 			Recorder: mgr.GetEventRecorder(FieldOwner),
 			Etcd:     etcd,
+			Requests: DefaultRequests,
 		}).SetupWithManager(mgr)
 	},
 	RBAC: "operators/etcd-cluster/config/rbac",

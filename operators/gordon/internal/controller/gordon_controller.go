@@ -40,6 +40,8 @@ type GordonReconciler struct {
 	Expectations *expectations.Expectations
 	// Workers is how many Gordons are reconciled at once.
 	Workers int
+	// Requests are what each gordon pod requests of its node.
+	Requests pods.Requests
 
 	told conditions.Told
 }
@@ -157,7 +159,7 @@ func (r *GordonReconciler) createPods(ctx context.Context, g *gordonv1.Gordon, n
 
 // createPod creates one pod of g and returns its name.
 func (r *GordonReconciler) createPod(ctx context.Context, g *gordonv1.Gordon) (string, error) {
-	pod := podFor(g)
+	pod := podFor(g, r.Requests)
 	if err := controllerutil.SetControllerReference(g, pod, r.Scheme()); err != nil {
 		return "", err
 	}

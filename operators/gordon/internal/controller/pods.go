@@ -6,13 +6,20 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/operator-workshops/workshop/operators/common/labels"
+	"github.com/operator-workshops/workshop/operators/common/pods"
 	"github.com/operator-workshops/workshop/operators/common/podsecurity"
 	gordonv1 "github.com/operator-workshops/workshop/operators/gordon/api/v1"
 )
 
-// podFor returns a new gordon pod of g, named by the API server from the
-// workshop's prefix. The caller sets the owner reference.
-func podFor(g *gordonv1.Gordon) *corev1.Pod {
+// DefaultRequests are what a gordon pod requests of its node when the
+// operator's flags say nothing else (--pod-cpu-request,
+// --pod-memory-request): the workshop's demo container needs little.
+var DefaultRequests = pods.NewRequests("10m", "16Mi")
+
+// podFor returns a new gordon pod of g, requesting requests, named by the
+// API server from the workshop's prefix. The caller sets the owner
+// reference.
+func podFor(g *gordonv1.Gordon, requests pods.Requests) *corev1.Pod {
 	image := g.Spec.Gordon.Image
 	if image == "" {
 		image = gordonv1.DefaultImage
@@ -28,6 +35,7 @@ func podFor(g *gordonv1.Gordon) *corev1.Pod {
 				Name:            containerName,
 				Image:           image,
 				SecurityContext: podsecurity.Container(),
+				Resources:       corev1.ResourceRequirements{Requests: requests.List()},
 			}},
 			// The workshop's image does not say which user it runs as, so
 			// the pod cannot promise runAsNonRoot; the rest of the

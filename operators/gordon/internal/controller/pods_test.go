@@ -11,13 +11,16 @@ import (
 
 func TestPodForIsLockedDown(t *testing.T) {
 	g := &gordonv1.Gordon{ObjectMeta: metav1.ObjectMeta{Name: "gordoncluster", Namespace: "ns"}}
-	pod := podFor(g)
+	pod := podFor(g, DefaultRequests)
 	if a := pod.Spec.AutomountServiceAccountToken; a == nil || *a {
 		t.Error("a gordon pod mounts a ServiceAccount token it never uses: automountServiceAccountToken is not false")
 	}
 	c := pod.Spec.Containers[0]
 	if c.Image != gordonv1.DefaultImage {
 		t.Errorf("image %q, want the workshop's %q when the Gordon names none", c.Image, gordonv1.DefaultImage)
+	}
+	if !c.Resources.Requests.Cpu().Equal(DefaultRequests.CPU) || !c.Resources.Requests.Memory().Equal(DefaultRequests.Memory) {
+		t.Errorf("container requests %v, want the operator's %v", c.Resources.Requests, DefaultRequests.List())
 	}
 	if sc := c.SecurityContext; sc == nil || sc.AllowPrivilegeEscalation == nil || *sc.AllowPrivilegeEscalation ||
 		len(sc.Capabilities.Drop) != 1 || sc.Capabilities.Drop[0] != "ALL" {

@@ -23,6 +23,7 @@ var suite = &testenv.Suite{
 			Recorder:     mgr.GetEventRecorder(FieldOwner),
 			Expectations: expectations.New(),
 			Workers:      4,
+			Requests:     DefaultRequests,
 		}).SetupWithManager(mgr)
 	},
 	Cache: Cache,

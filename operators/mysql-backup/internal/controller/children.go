@@ -3,7 +3,6 @@ package controller
 import (
 	"maps"
 	"strconv"
-	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
@@ -16,6 +15,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/operator-workshops/workshop/operators/common/labels"
+	"github.com/operator-workshops/workshop/operators/common/pods"
 	"github.com/operator-workshops/workshop/operators/common/podsecurity"
 	mysqlv1 "github.com/operator-workshops/workshop/operators/mysql-backup/api/v1"
 	"github.com/operator-workshops/workshop/operators/mysql-backup/internal/scripts"
@@ -96,8 +96,9 @@ func pvcSpec(m *mysqlv1.MySQL) *corev1ac.PersistentVolumeClaimSpecApplyConfigura
 // deployment runs the server: one replica, and Recreate so that two servers
 // never share the data volume. serving labels its pods for the Service,
 // once the restore is done; passwordVersion rolls them when the password
-// changed.
-func deployment(m *mysqlv1.MySQL, serving bool, passwordVersion string) *appsv1ac.DeploymentApplyConfiguration {
+// changed. The server requests requests of its node; new requests roll the
+// server too (its data is on its volume).
+func deployment(m *mysqlv1.MySQL, serving bool, passwordVersion string, requests pods.Requests) *appsv1ac.DeploymentApplyConfiguration {
 	podLabels := componentLabels(m, componentServer)
 	podLabels[homeworkAppLabel] = m.Name
 	if serving {
@@ -118,6 +119,9 @@ func deployment(m *mysqlv1.MySQL, serving bool, passwordVersion string) *appsv1a
 			WithExec(corev1ac.ExecAction().WithCommand("mysqladmin", "ping", "-h", "127.0.0.1", "--silent")).
 			WithPeriodSeconds(5).WithTimeoutSeconds(3)).
 		WithSecurityContext(podsecurity.ContainerApply())
+	if r := requests.Apply(); r != nil {
+		container.WithResources(r)
+	}
 	return appsv1ac.Deployment(m.Name, m.Namespace).
 		WithLabels(componentLabels(m, componentServer)).
 		WithAnnotations(ownAnnotations(m)).
@@ -183,7 +187,7 @@ type jobSpec struct {
 // job returns a Job that runs js.script against m's server. The passwords
 // come from the credentials Secret as environment variables: never in the
 // arguments, where `kubectl describe` and the process list would show them.
-func job(m *mysqlv1.MySQL, deadline time.Duration, js jobSpec) *batchv1.Job {
+func job(m *mysqlv1.MySQL, o jobOptions, js jobSpec) *batchv1.Job {
 	env := append([]corev1.EnvVar{
 		{Name: scripts.EnvHost, Value: js.host},
 		{Name: scripts.EnvPort, Value: strconv.Itoa(mysqlPort)},
@@ -197,7 +201,7 @@ func job(m *mysqlv1.MySQL, deadline time.Duration, js jobSpec) *batchv1.Job {
 		ObjectMeta: metav1.ObjectMeta{Name: js.name, Namespace: m.Namespace, Labels: l, Annotations: ownAnnotations(m)},
 		Spec: batchv1.JobSpec{
 			BackoffLimit:          ptr.To[int32](2),
-			ActiveDeadlineSeconds: ptr.To(int64(deadline.Seconds())),
+			ActiveDeadlineSeconds: ptr.To(int64(o.deadline.Seconds())),
 			Template: corev1.PodTemplateSpec{
 				ObjectMeta: metav1.ObjectMeta{Labels: maps.Clone(l)},
 				Spec: corev1.PodSpec{
@@ -211,6 +215,7 @@ func job(m *mysqlv1.MySQL, deadline time.Duration, js jobSpec) *batchv1.Job {
 						VolumeMounts:             []corev1.VolumeMount{{Name: "backup", MountPath: "/backup"}},
 						TerminationMessagePolicy: corev1.TerminationMessageReadFile,
 						SecurityContext:          podsecurity.Container(),
+						Resources:                corev1.ResourceRequirements{Requests: o.requests.List()},
 					}},
 					Volumes: []corev1.Volume{{Name: "backup", VolumeSource: corev1.VolumeSource{
 						PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: backupPVCName(m.Name)},
@@ -234,8 +239,8 @@ func loginEnv(m *mysqlv1.MySQL) []corev1.EnvVar {
 // restoreJob loads the latest backup, if any, into a new server. It reaches
 // the server at its pod's address: the Service admits no client until the
 // restore is done.
-func restoreJob(m *mysqlv1.MySQL, deadline time.Duration, serverIP string) *batchv1.Job {
-	return job(m, deadline, jobSpec{
+func restoreJob(m *mysqlv1.MySQL, o jobOptions, serverIP string) *batchv1.Job {
+	return job(m, o, jobSpec{
 		name: restoreJobName(m.Name), component: componentRestore, script: scripts.Restore,
 		host: serverIP, env: loginEnv(m),
 	})
@@ -257,7 +262,7 @@ type backupPlan struct {
 // backupJob dumps the database before m goes. It is not owned by m, whose
 // deletion it must outlive, and it carries m's UID, since the next MySQL of
 // the same name must tell it apart.
-func backupJob(m *mysqlv1.MySQL, deadline time.Duration, p backupPlan) *batchv1.Job {
+func backupJob(m *mysqlv1.MySQL, o jobOptions, p backupPlan) *batchv1.Job {
 	env := loginEnv(m)
 	keep := m.Spec.BackupsToKeep
 	if keep <= 0 {
@@ -270,7 +275,7 @@ func backupJob(m *mysqlv1.MySQL, deadline time.Duration, p backupPlan) *batchv1.
 	if p.aside {
 		env = append(env, corev1.EnvVar{Name: scripts.EnvMakeLatest, Value: "no"})
 	}
-	return job(m, deadline, jobSpec{
+	return job(m, o, jobSpec{
 		name: backupJobName(m.Name), component: componentBackup, script: scripts.Backup,
 		host: p.host, env: env,
 	})
@@ -279,12 +284,12 @@ func backupJob(m *mysqlv1.MySQL, deadline time.Duration, p backupPlan) *batchv1.
 // passwordJob sets the password under key target of the credentials in the
 // running server, logging in with it or with the other key's: the server
 // has one of the two. version is the credentials' resourceVersion.
-func passwordJob(m *mysqlv1.MySQL, deadline time.Duration, target, version string) *batchv1.Job {
+func passwordJob(m *mysqlv1.MySQL, o jobOptions, target, version string) *batchv1.Job {
 	other := keyPendingPassword
 	if target == keyPendingPassword {
 		other = keyPassword
 	}
-	j := job(m, deadline, jobSpec{
+	j := job(m, o, jobSpec{
 		name: passwordJobName(m.Name), component: componentPassword, script: scripts.Password,
 		host: m.Name,
 		env: []corev1.EnvVar{

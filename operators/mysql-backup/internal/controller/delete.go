@@ -167,7 +167,7 @@ func (r *MySQLReconciler) startBackup(ctx context.Context, m *mysqlv1.MySQL) (bo
 		}
 		return false, err
 	}
-	j := backupJob(m, r.deadline(), p)
+	j := backupJob(m, r.jobOptions(), p)
 	created, err := owner.CreateOnce(ctx, r.Client, j)
 	switch {
 	case apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause):

@@ -9,6 +9,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/operator-workshops/workshop/operators/common/pods"
 )
 
 // jobState is where a Job is in its life.
@@ -65,9 +67,18 @@ func (r *MySQLReconciler) report(ctx context.Context, j *batchv1.Job) (string, e
 	return msg, nil
 }
 
-func (r *MySQLReconciler) deadline() time.Duration {
-	if r.JobDeadline <= 0 {
-		return DefaultJobDeadline
+func (r *MySQLReconciler) jobOptions() jobOptions {
+	o := jobOptions{deadline: r.JobDeadline, requests: r.JobRequests}
+	if o.deadline <= 0 {
+		o.deadline = DefaultJobDeadline
 	}
-	return r.JobDeadline
+	return o
+}
+
+// jobOptions are the operator's settings that every Job of a MySQL gets.
+type jobOptions struct {
+	// deadline is how long the Job may run (JobDeadline).
+	deadline time.Duration
+	// requests are what its pod requests of its node (JobRequests).
+	requests pods.Requests
 }

@@ -20,6 +20,7 @@ import (
 
 	"github.com/operator-workshops/workshop/operators/common/apply"
 	"github.com/operator-workshops/workshop/operators/common/conditions"
+	"github.com/operator-workshops/workshop/operators/common/pods"
 	"github.com/operator-workshops/workshop/operators/common/reconciler"
 	"github.com/operator-workshops/workshop/operators/common/refs"
 	mysqlv1 "github.com/operator-workshops/workshop/operators/mysql-backup/api/v1"
@@ -37,6 +38,9 @@ type MySQLReconciler struct {
 	// before it counts as failed: a backup stuck on a volume that never
 	// binds must not hold a deletion without saying so.
 	JobDeadline time.Duration
+	// ServerRequests are what each MySQL's server requests of its node,
+	// JobRequests what each of its Jobs' pods requests.
+	ServerRequests, JobRequests pods.Requests
 	// jobsTold holds the UIDs of the restore and backup Jobs whose outcome
 	// an Event has told: the pass after the one that saw the Job done may
 	// read the MySQL from a cache that has not seen that pass's status (or
@@ -49,6 +53,14 @@ type MySQLReconciler struct {
 
 // DefaultJobDeadline is JobDeadline unless the operator's flag says otherwise.
 const DefaultJobDeadline = time.Hour
+
+// DefaultServerRequests and DefaultJobRequests are ServerRequests and
+// JobRequests unless the operator's flags say otherwise
+// (--server-cpu-request, --job-memory-request, ...).
+var (
+	DefaultServerRequests = pods.NewRequests("100m", "256Mi")
+	DefaultJobRequests    = pods.NewRequests("50m", "64Mi")
+)
 
 var owner = apply.FieldOwner(FieldOwner)
 

@@ -143,6 +143,9 @@ func serverPod(t *testing.T, m *mysqlv1.MySQL) (*appsv1.Deployment, *corev1.Pod)
 // serverIP is the address of the test's server pods.
 const serverIP = "10.0.0.7"
 
+// testJobs are the Job settings of the unit tests.
+var testJobs = jobOptions{deadline: time.Minute, requests: DefaultJobRequests}
+
 // deploymentAvailable does what the Deployment controller would once d's
 // current template runs.
 func deploymentAvailable(t *testing.T, d *appsv1.Deployment) {
@@ -871,12 +874,12 @@ func TestSelectorsMatchTheServerOnly(t *testing.T) {
 		return true
 	}
 	jobs := []*batchv1.Job{
-		restoreJob(m, time.Minute, serverIP),
-		backupJob(m, time.Minute, backupPlan{host: m.Name}),
-		passwordJob(m, time.Minute, keyPendingPassword, "1"),
+		restoreJob(m, testJobs, serverIP),
+		backupJob(m, testJobs, backupPlan{host: m.Name}),
+		passwordJob(m, testJobs, keyPendingPassword, "1"),
 	}
 	svc := service(m).Spec.Selector
-	dep := deployment(m, false, "1")
+	dep := deployment(m, false, "1", DefaultServerRequests)
 	for _, j := range jobs {
 		pod := j.Spec.Template.Labels
 		if matches(svc, pod) || matches(dep.Spec.Selector.MatchLabels, pod) {
@@ -889,7 +892,7 @@ func TestSelectorsMatchTheServerOnly(t *testing.T) {
 	if matches(svc, dep.Spec.Template.Labels) {
 		t.Error("the Service selects the server before its restore is done")
 	}
-	if serving := deployment(m, true, "1"); !matches(svc, serving.Spec.Template.Labels) {
+	if serving := deployment(m, true, "1", DefaultServerRequests); !matches(svc, serving.Spec.Template.Labels) {
 		t.Error("the Service does not select the server once its restore is done")
 	}
 	if dep.Spec.Template.Labels["app"] != m.Name {
@@ -957,16 +960,36 @@ func TestUnreportedJobsClaimNothing(t *testing.T) {
 // ServiceAccount token.
 func TestPodsMountNoServiceAccountToken(t *testing.T) {
 	m := homework("ns", "tokenless")
-	if a := deployment(m, true, "1").Spec.Template.Spec.AutomountServiceAccountToken; a == nil || *a {
+	if a := deployment(m, true, "1", DefaultServerRequests).Spec.Template.Spec.AutomountServiceAccountToken; a == nil || *a {
 		t.Error("the server's pods mount a ServiceAccount token")
 	}
 	for _, j := range []*batchv1.Job{
-		restoreJob(m, time.Minute, serverIP),
-		backupJob(m, time.Minute, backupPlan{host: m.Name}),
-		passwordJob(m, time.Minute, keyPendingPassword, "1"),
+		restoreJob(m, testJobs, serverIP),
+		backupJob(m, testJobs, backupPlan{host: m.Name}),
+		passwordJob(m, testJobs, keyPendingPassword, "1"),
 	} {
 		if a := j.Spec.Template.Spec.AutomountServiceAccountToken; a == nil || *a {
 			t.Errorf("the pods of %s mount a ServiceAccount token", j.Name)
+		}
+	}
+}
+
+// The server and every Job request CPU and memory, the operator's (which
+// its flags set).
+func TestPodsRequestCPUAndMemory(t *testing.T) {
+	m := homework("ns", "requests")
+	server := deployment(m, true, "1", DefaultServerRequests).Spec.Template.Spec.Containers[0].Resources
+	if server == nil || !server.Requests.Cpu().Equal(DefaultServerRequests.CPU) || !server.Requests.Memory().Equal(DefaultServerRequests.Memory) {
+		t.Errorf("the server requests %+v, want %v", server, DefaultServerRequests.List())
+	}
+	for _, j := range []*batchv1.Job{
+		restoreJob(m, testJobs, serverIP),
+		backupJob(m, testJobs, backupPlan{host: m.Name}),
+		passwordJob(m, testJobs, keyPendingPassword, "1"),
+	} {
+		r := j.Spec.Template.Spec.Containers[0].Resources.Requests
+		if !r.Cpu().Equal(DefaultJobRequests.CPU) || !r.Memory().Equal(DefaultJobRequests.Memory) {
+			t.Errorf("the pods of %s request %v, want %v", j.Name, r, DefaultJobRequests.List())
 		}
 	}
 }

@@ -121,7 +121,7 @@ func (r *MySQLReconciler) reconcileServer(ctx context.Context, m *mysqlv1.MySQL,
 
 	restoreErr := r.reconcileRestore(ctx, m)
 	restored := meta.IsStatusConditionTrue(m.Status.Conditions, Restored)
-	dep := deployment(m, restored, creds.Annotations[passwordVersionAnnotation])
+	dep := deployment(m, restored, creds.Annotations[passwordVersionAnnotation], r.ServerRequests)
 	sent, err := owner.ApplyChanged(ctx, r.Client, dep, live)
 	if err != nil {
 		return err
@@ -362,7 +362,7 @@ func (r *MySQLReconciler) startRestore(ctx context.Context, m *mysqlv1.MySQL) er
 	if pod == nil {
 		return restoring(m, ReasonServerStarting, "waiting for the server to answer before running %s", name)
 	}
-	j := restoreJob(m, r.deadline(), pod.Status.PodIP)
+	j := restoreJob(m, r.jobOptions(), pod.Status.PodIP)
 	if err := controllerutil.SetControllerReference(m, j, r.Scheme()); err != nil {
 		return err
 	}

@@ -148,7 +148,7 @@ func (r *MySQLReconciler) reconcilePassword(ctx context.Context, m *mysqlv1.MySQ
 		setCondition(m, PasswordChanged, metav1.ConditionUnknown, ReasonChangingPassword, "recorded the new password; starting "+name)
 		return conditions.Wait(ReasonChangingPassword, "recorded the new password; starting %s", name)
 	case passwordStart:
-		j = passwordJob(m, r.deadline(), step.target, creds.ResourceVersion)
+		j = passwordJob(m, r.jobOptions(), step.target, creds.ResourceVersion)
 		if err := controllerutil.SetControllerReference(m, j, r.Scheme()); err != nil {
 			return err
 		}

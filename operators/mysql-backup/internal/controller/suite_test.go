@@ -22,6 +22,9 @@ var suite = &testenv.Suite{
 			Client:    mgr.GetClient(),
 			APIReader: mgr.GetAPIReader(),
 			Recorder:  mgr.GetEventRecorder(FieldOwner),
+			// What the operator runs with (cmd/main.go's defaults).
+			ServerRequests: DefaultServerRequests,
+			JobRequests:    DefaultJobRequests,
 		}).SetupWithManager(mgr)
 	},
 	RBAC: "operators/mysql-backup/config/rbac",
