@@ -75,11 +75,13 @@ func main() {
 			return (&controller.EtcdClusterReconciler{
 				Client:      mgr.GetClient(),
 				Recorder:    mgr.GetEventRecorder(controller.FieldOwner),
+				APIReader:   mgr.GetAPIReader(),
 				ClusterWide: clusterWide,
 				Etcd:        etcd,
 				Requests:    requests,
 			}).SetupWithManager(mgr)
 		},
+		Cache: controller.Cache(),
 	})
 }
 

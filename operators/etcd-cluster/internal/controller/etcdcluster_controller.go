@@ -21,11 +21,13 @@ import (
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
 	"github.com/operator-workshops/workshop/operators/common/apply"
 	"github.com/operator-workshops/workshop/operators/common/conditions"
+	"github.com/operator-workshops/workshop/operators/common/manager"
 	"github.com/operator-workshops/workshop/operators/common/pods"
 	"github.com/operator-workshops/workshop/operators/common/reconciler"
 	etcdv1 "github.com/operator-workshops/workshop/operators/etcd-cluster/api/v1beta2"
@@ -71,6 +73,9 @@ func after(d time.Duration, err error) (ctrl.Result, error) {
 type EtcdClusterReconciler struct {
 	client.Client
 	Recorder events.EventRecorder
+	// APIReader reads from the API server what the cache leaves out: an
+	// object of a child's name that the operator did not create.
+	APIReader client.Reader
 	// ClusterWide makes the operator act on the clusters annotated
 	// etcd.database.coreos.com/scope: clusterwide, and only on them, as the
 	// coreos operator did with -cluster-wide. Without it the operator acts
@@ -89,10 +94,10 @@ type EtcdClusterReconciler struct {
 // +kubebuilder:rbac:groups=etcd.database.coreos.com,resources=etcdclusters,verbs=list;watch
 // +kubebuilder:rbac:groups=etcd.database.coreos.com,resources=etcdclusters/status,verbs=patch
 // +kubebuilder:rbac:groups=etcd.database.coreos.com,resources=etcdclusters/finalizers,verbs=update
-// +kubebuilder:rbac:groups="",resources=pods,verbs=list;watch;create;delete
-// +kubebuilder:rbac:groups="",resources=persistentvolumeclaims,verbs=list;watch;create;patch;delete
-// +kubebuilder:rbac:groups="",resources=services,verbs=list;watch;create;patch
-// +kubebuilder:rbac:groups=policy,resources=poddisruptionbudgets,verbs=list;watch;create;patch
+// +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch;create;delete
+// +kubebuilder:rbac:groups="",resources=persistentvolumeclaims,verbs=get;list;watch;create;patch;delete
+// +kubebuilder:rbac:groups="",resources=services,verbs=get;list;watch;create;patch
+// +kubebuilder:rbac:groups=policy,resources=poddisruptionbudgets,verbs=get;list;watch;create;patch
 // No pods/portforward here: only an operator run outside the cluster uses it
 // (--member-access=port-forward), with its user's kubeconfig, never with the
 // in-cluster role generated from these markers (issue #11, least privilege).
@@ -101,6 +106,13 @@ type EtcdClusterReconciler struct {
 // Lease, and the Event that says which replica leads.
 // +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=get;create;update,namespace=etcd-operator-system
 // +kubebuilder:rbac:groups="",resources=events,verbs=create,namespace=etcd-operator-system
+
+// Cache narrows the operator's cache to its own children, with the
+// app.kubernetes.io/managed-by label: in a cluster-wide operator, every Pod,
+// volume, Service and PodDisruptionBudget of the cluster otherwise.
+func Cache() map[client.Object]cache.ByObject {
+	return manager.Children(FieldOwner, &corev1.Pod{}, &corev1.PersistentVolumeClaim{}, &corev1.Service{}, &policyv1.PodDisruptionBudget{})
+}
 
 // Reconcile brings one EtcdCluster one step closer to its spec, in the
 // shape every operator of the workshop shares. A cluster needs no
@@ -199,9 +211,10 @@ func applyChanged(ctx context.Context, c client.Client, obj runtime.ApplyConfigu
 
 // mustOwn returns a Blocked error (NameConflict) when obj (its name and
 // namespace set) exists and is not controlled by c: the operator never
-// takes over an object it did not create.
+// takes over an object it did not create. The cache holds the operator's
+// own children only (Cache): what it lacks is read from the API server.
 func (r *EtcdClusterReconciler) mustOwn(ctx context.Context, c *etcdv1.EtcdCluster, obj client.Object) error {
-	err := r.Get(ctx, client.ObjectKeyFromObject(obj), obj)
+	err := apply.Get(ctx, r.Client, r.APIReader, client.ObjectKeyFromObject(obj), obj)
 	switch {
 	case apierrors.IsNotFound(err):
 		return nil // for a Create's AlreadyExists: the cache lags

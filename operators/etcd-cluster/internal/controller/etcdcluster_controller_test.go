@@ -769,6 +769,9 @@ func TestNeverAdoptsAStranger(t *testing.T) {
 			Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Port: 80}}}},
 		&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "example-etcd-cluster-0"},
 			Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "someone-elses"}}}},
+		&corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Name: volumeName("example-etcd-cluster-0")},
+			Spec: corev1.PersistentVolumeClaimSpec{AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+				Resources: corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: defaultVolumeSize}}}},
 		&policyv1.PodDisruptionBudget{ObjectMeta: metav1.ObjectMeta{Name: "example-etcd-cluster"},
 			Spec: policyv1.PodDisruptionBudgetSpec{MaxUnavailable: ptr.To(intstr.FromInt(0)),
 				Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "other"}}}},
@@ -801,6 +804,15 @@ func TestNeverAdoptsAStranger(t *testing.T) {
 			}
 			if now.GetResourceVersion() != version || len(now.GetOwnerReferences()) != 0 {
 				t.Errorf("the stranger's object was changed: owners %v", now.GetOwnerReferences())
+			}
+			if len(now.GetFinalizers()) > 0 {
+				// The volume's pvc-protection finalizer: envtest runs no
+				// controller that would remove it once nothing uses it.
+				patch := client.MergeFrom(now.DeepCopyObject().(client.Object))
+				now.SetFinalizers(nil)
+				if err := suite.Client.Patch(ctx, now, patch); err != nil {
+					t.Fatal(err)
+				}
 			}
 			if err := suite.Client.Delete(ctx, now, client.GracePeriodSeconds(0)); err != nil {
 				t.Fatal(err)

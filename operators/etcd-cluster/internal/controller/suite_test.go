@@ -22,13 +22,15 @@ var suite = &testenv.Suite{
 	AddToScheme: []func(*runtime.Scheme) error{etcdv1.AddToScheme},
 	Setup: func(mgr ctrl.Manager) error {
 		return (&EtcdClusterReconciler{
-			Client:   mgr.GetClient(),
-			Recorder: mgr.GetEventRecorder(FieldOwner),
-			Etcd:     etcd,
-			Requests: DefaultRequests,
+			Client:    mgr.GetClient(),
+			Recorder:  mgr.GetEventRecorder(FieldOwner),
+			APIReader: mgr.GetAPIReader(),
+			Etcd:      etcd,
+			Requests:  DefaultRequests,
 		}).SetupWithManager(mgr)
 	},
-	RBAC: "operators/etcd-cluster/config/rbac",
+	Cache: Cache,
+	RBAC:  "operators/etcd-cluster/config/rbac",
 }
 
 func TestMain(m *testing.M) { os.Exit(suite.Main(m)) }
