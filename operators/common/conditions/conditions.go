@@ -45,23 +45,41 @@ func IsTrue(conds []metav1.Condition, typ string) bool {
 // along), however many passes see it. It remembers in memory because the
 // object a pass starts from comes from a cache that may not have seen the
 // previous pass's status write yet; after a restart it trusts that status.
-// Its zero value is ready to use; a reconciler holds one.
+// Its zero value is ready to use; a reconciler holds one, and forgets each
+// object once it is gone.
 type Told struct {
-	reasons sync.Map // types.UID -> the reason last told
+	mu      sync.Mutex
+	reasons map[types.NamespacedName]toldReason
+}
+
+// toldReason is the reason last told about the object of uid: a new object
+// of the same name starts afresh.
+type toldReason struct {
+	uid    types.UID
+	reason string
 }
 
 // Degraded returns after's Degraded condition when it is True for a reason
-// not yet told about uid (before is the status the pass started from): the
+// not yet told about obj (before is the status the pass started from): the
 // moment for a Warning event. Messages may change from pass to pass (a
 // restart count) without a new event; once Degraded is False, the next
 // problem is told again.
-func (t *Told) Degraded(uid types.UID, before, after []metav1.Condition) (metav1.Condition, bool) {
+func (t *Told) Degraded(obj metav1.Object, before, after []metav1.Condition) (metav1.Condition, bool) {
+	key := types.NamespacedName{Namespace: obj.GetNamespace(), Name: obj.GetName()}
+	t.mu.Lock()
+	defer t.mu.Unlock()
 	d := meta.FindStatusCondition(after, Degraded)
 	if d == nil || d.Status != metav1.ConditionTrue {
-		t.reasons.Delete(uid)
+		delete(t.reasons, key)
 		return metav1.Condition{}, false
 	}
-	told, known := t.reasons.Swap(uid, d.Reason)
+	last, known := t.reasons[key]
+	known = known && last.uid == obj.GetUID()
+	told := last.reason
+	if t.reasons == nil {
+		t.reasons = map[types.NamespacedName]toldReason{}
+	}
+	t.reasons[key] = toldReason{uid: obj.GetUID(), reason: d.Reason}
 	if !known {
 		was := meta.FindStatusCondition(before, Degraded)
 		told, known = "", was != nil && was.Status == metav1.ConditionTrue
@@ -73,4 +91,11 @@ func (t *Told) Degraded(uid types.UID, before, after []metav1.Condition) (metav1
 		return metav1.Condition{}, false
 	}
 	return *d, true
+}
+
+// Forget drops what was told about the object at key, once it is gone.
+func (t *Told) Forget(key types.NamespacedName) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	delete(t.reasons, key)
 }

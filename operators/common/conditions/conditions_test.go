@@ -8,6 +8,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 )
 
 func TestSet(t *testing.T) {
@@ -56,19 +57,32 @@ func TestToldDegraded(t *testing.T) {
 		{"fixed", crashing, healthy, false},
 		{"a problem again", healthy, pulling, true},
 	}
+	obj := &metav1.ObjectMeta{Namespace: "ns", Name: "db", UID: "uid-1"}
 	var told Told
 	for _, p := range passes {
-		d, tell := told.Degraded("uid-1", p.before, p.after)
+		d, tell := told.Degraded(obj, p.before, p.after)
 		if tell != p.tell || (tell && d.Reason != meta.FindStatusCondition(p.after, Degraded).Reason) {
 			t.Errorf("%s: Degraded = %+v, %v; want %v", p.name, d, tell, p.tell)
 		}
 	}
+	// A new object of the same name is another object.
+	again := &metav1.ObjectMeta{Namespace: "ns", Name: "db", UID: "uid-2"}
+	if _, tell := told.Degraded(again, healthy, pulling); !tell {
+		t.Error("a new object of a name whose old object was told a problem is not told its own")
+	}
+	// Once the object is gone, nothing of it is remembered: the same
+	// problem, read as new, is told again.
+	told.Forget(types.NamespacedName{Namespace: "ns", Name: "db"})
+	if len(told.reasons) != 0 {
+		t.Errorf("after Forget: %v remembered", told.reasons)
+	}
 	// A new process (an operator restarted) trusts the status it reads.
 	var restarted Told
-	if _, tell := restarted.Degraded("uid-1", pulling, pullingAgain); tell {
+	if _, tell := restarted.Degraded(obj, pulling, pullingAgain); tell {
 		t.Error("after a restart, a problem the status already says is told again")
 	}
-	if _, tell := restarted.Degraded("uid-2", healthy, crashing); !tell {
+	other := &metav1.ObjectMeta{Namespace: "ns", Name: "other", UID: "uid-3"}
+	if _, tell := restarted.Degraded(other, healthy, crashing); !tell {
 		t.Error("after a restart, a new problem of another object is not told")
 	}
 }

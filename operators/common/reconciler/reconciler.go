@@ -1,7 +1,8 @@
 // Package reconciler is the one shape every operator's Reconcile takes, so
 // that each operator writes only what is its own:
 //
-//  1. Get the object; when it is gone, Forget what was remembered of it.
+//  1. Get the object; when it is gone, Forget what was remembered of it
+//     (the Degraded reasons Told included).
 //  2. Leave it alone when another operator Manages it, or Hold the pass
 //     while the cache catches up with this operator's own writes.
 //  3. When it is being deleted: run the Finalize step, Summarize it, write
@@ -97,8 +98,13 @@ type Steps[T Object, O any] struct {
 func Run[T Object, O any](ctx context.Context, req ctrl.Request, s Steps[T, O]) (ctrl.Result, error) {
 	obj := s.New()
 	if err := s.Client.Get(ctx, req.NamespacedName, obj); err != nil {
-		if apierrors.IsNotFound(err) && s.Forget != nil {
-			s.Forget(req.NamespacedName)
+		if apierrors.IsNotFound(err) {
+			if s.Told != nil {
+				s.Told.Forget(req.NamespacedName)
+			}
+			if s.Forget != nil {
+				s.Forget(req.NamespacedName)
+			}
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
@@ -161,7 +167,7 @@ func (s Steps[T, O]) tell(before, after T) {
 	if s.Told == nil {
 		return
 	}
-	if d, tell := s.Told.Degraded(after.GetUID(), *before.StatusConditions(), *after.StatusConditions()); tell {
+	if d, tell := s.Told.Degraded(after, *before.StatusConditions(), *after.StatusConditions()); tell {
 		s.Recorder.Eventf(after, nil, corev1.EventTypeWarning, d.Reason, "Reconcile", "%s", d.Message)
 	}
 }

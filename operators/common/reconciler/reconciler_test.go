@@ -235,3 +235,34 @@ func TestDeletionWaitsForFinalize(t *testing.T) {
 		t.Errorf("once Finalize is done the object goes and is forgotten: forgot %v", f.forgot)
 	}
 }
+
+// Told forgets an object once it is gone: an operator that lives long does
+// not keep a reason for every object it ever saw, and a new object of the
+// same name (here with the same empty UID the fake API server gives every
+// object) has its problem told again.
+func TestToldForgetsWhatIsGone(t *testing.T) {
+	f := newFixture(t)
+	s := f.steps()
+	s.Finalizer = ""
+	f.err = conditions.Block("Stuck", "a person must act")
+	if _, err := f.run(t, s); err != nil {
+		t.Fatal(err)
+	}
+	obj := f.stored(t)
+	if err := f.c.Delete(context.Background(), obj); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.run(t, s); err != nil {
+		t.Fatal(err)
+	}
+	again := &thing{ObjectMeta: metav1.ObjectMeta{Name: key.Name, Namespace: key.Namespace, Generation: 1}}
+	if err := f.c.Create(context.Background(), again); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.run(t, s); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(f.recorder.Events); n != 2 {
+		t.Errorf("%d Warning events for the two objects' problems, want 2 (one each)", n)
+	}
+}

@@ -122,7 +122,7 @@ func (r *MySQLReconciler) backupBeforeDelete(ctx context.Context, m *mysqlv1.MyS
 	}
 	setCondition(m, BackupSucceeded, metav1.ConditionTrue, reason, msg)
 	m.Status.Message = "mysql and its children resources deleted"
-	if _, told := r.jobsTold.LoadOrStore(j.UID, true); !told {
+	if r.jobsTold.first(m, j) {
 		r.Recorder.Eventf(m, j, corev1.EventTypeNormal, reason, "BackupJobDone", "%s; deleting the MySQL", msg)
 	}
 	return true, nil

@@ -6,7 +6,6 @@ package controller
 import (
 	"context"
 	"strings"
-	"sync"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -41,12 +40,12 @@ type MySQLReconciler struct {
 	// ServerRequests are what each MySQL's server requests of its node,
 	// JobRequests what each of its Jobs' pods requests.
 	ServerRequests, JobRequests pods.Requests
-	// jobsTold holds the UIDs of the restore and backup Jobs whose outcome
-	// an Event has told: the pass after the one that saw the Job done may
-	// read the MySQL from a cache that has not seen that pass's status (or
-	// finalizer removal) yet, and would tell it again (an Event is an API
-	// write).
-	jobsTold sync.Map
+	// jobsTold holds, for each MySQL, the restore and backup Jobs whose
+	// outcome an Event has told: the pass after the one that saw the Job
+	// done may read the MySQL from a cache that has not seen that pass's
+	// status (or finalizer removal) yet, and would tell it again (an Event
+	// is an API write). A MySQL's go with it.
+	jobsTold toldJobs
 	// told is the Degraded reason each MySQL's last Warning event told.
 	told conditions.Told
 }
@@ -87,6 +86,7 @@ func (r *MySQLReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl
 	return reconciler.Run(ctx, req, reconciler.Steps[*mysqlv1.MySQL, observed]{
 		Client: r.Client, Recorder: r.Recorder, Told: &r.told,
 		New:               func() *mysqlv1.MySQL { return &mysqlv1.MySQL{} },
+		Forget:            r.jobsTold.forget,
 		Normal:            r.reconcileChildren,
 		Summarize:         summarize,
 		Finalizer:         finalizer,

@@ -346,7 +346,7 @@ func (r *MySQLReconciler) reconcileRestore(ctx context.Context, m *mysqlv1.MySQL
 		m.Status.Message = fmt.Sprintf("%s created with restore-job, which did not report what it loaded", m.Name)
 	}
 	recordSpace(m, res)
-	if _, told := r.jobsTold.LoadOrStore(j.UID, true); !told {
+	if r.jobsTold.first(m, j) {
 		r.Recorder.Eventf(m, j, corev1.EventTypeNormal, "Restored", "RestoreJobDone", "%s", m.Status.Message)
 	}
 	return nil
