@@ -111,7 +111,17 @@ func TestDatabasesSurviveOperatorKills(t *testing.T) {
 			}
 			return ctx
 		}).
-		WithTeardown("namespace", deleteNamespace).
+		WithTeardown("the operator at its usual speed, and the namespace", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
+			// A failure above may have left it at 2 requests a second, which
+			// would slow every test after this one.
+			if err := suite.KillOperator(ctx, "database"); err != nil {
+				t.Error(err)
+			}
+			if err := suite.StartOperator(ctx, "database"); err != nil {
+				t.Error(err)
+			}
+			return deleteNamespace(ctx, t, cfg)
+		}).
 		Feature()
 	testEnv.Test(t, f)
 }

@@ -23,16 +23,16 @@ func NewRequests(cpu, memory string) Requests {
 }
 
 // BindFlags registers --<name>-cpu-request and --<name>-memory-request on
-// fs, defaulting to r's values; what names the pods they are for in the
-// help. Zero requests nothing of that resource.
-func (r *Requests) BindFlags(fs *flag.FlagSet, name, what string) {
+// fs, defaulting to r's values; pods names the pods they are for in the
+// help ("Database's server pod"). Zero requests nothing of that resource.
+func (r *Requests) BindFlags(fs *flag.FlagSet, name, pods string) {
 	for _, f := range []struct {
-		resource string
-		q        *resource.Quantity
-		example  string
-	}{{"cpu", &r.CPU, "250m or 1"}, {"memory", &r.Memory, "256Mi or 1Gi"}} {
-		fs.Func(name+"-"+f.resource+"-request", fmt.Sprintf("%s each of %s requests of its node (%s; default %s; 0 requests none).",
-			f.resource, what, f.example, f.q.String()), func(s string) error {
+		flag, resource string
+		q              *resource.Quantity
+		example        string
+	}{{"cpu", "CPU", &r.CPU, "250m or 1"}, {"memory", "Memory", &r.Memory, "256Mi or 1Gi"}} {
+		fs.Func(name+"-"+f.flag+"-request", fmt.Sprintf("%s that each %s requests of its node, e.g. %s (default %s; 0 requests none).",
+			f.resource, pods, f.example, f.q.String()), func(s string) error {
 			q, err := resource.ParseQuantity(s)
 			if err != nil {
 				return fmt.Errorf("%q is not a quantity (%s): %w", s, f.example, err)

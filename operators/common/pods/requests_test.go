@@ -27,7 +27,7 @@ func TestRequestsFlags(t *testing.T) {
 			r := NewRequests("100m", "256Mi")
 			fs := flag.NewFlagSet("test", flag.ContinueOnError)
 			fs.SetOutput(io.Discard)
-			r.BindFlags(fs, "server", "the server's pods")
+			r.BindFlags(fs, "server", "server pod")
 			err := fs.Parse(tt.args)
 			if tt.err != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.err) {

@@ -26,7 +26,7 @@ func main() {
 				fs.Func(string(t)+"-image", "Image of "+string(t)+" Databases that name none (default "+
 					controller.DefaultImage(t)+").", func(s string) error { images[t] = s; return nil })
 			}
-			requests.BindFlags(fs, "server", "a Database's server pod")
+			requests.BindFlags(fs, "server", "Database's server pod")
 		},
 		Setup: func(mgr ctrl.Manager, _ manager.Options) error {
 			return (&controller.DatabaseReconciler{

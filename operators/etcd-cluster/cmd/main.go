@@ -49,7 +49,7 @@ func main() {
 			fs.StringVar(&access, "member-access", access,
 				"How to reach the etcd members: direct (pod DNS names; from inside the cluster), port-forward "+
 					"(through the API server; from outside), or auto: direct in a pod, port-forward elsewhere.")
-			requests.BindFlags(fs, "member", "a member pod whose cluster's spec.pod.resources is empty")
+			requests.BindFlags(fs, "member", "member pod whose cluster's spec.pod.resources is empty")
 		},
 		Configure: func(o *manager.Options) error {
 			if clusterWide {

@@ -23,7 +23,7 @@ func main() {
 		AddToScheme:      []func(*runtime.Scheme) error{gordonv1.AddToScheme},
 		DefaultProbeAddr: ":8082",
 		Flags: func(fs *flag.FlagSet) {
-			requests.BindFlags(fs, "pod", "a gordon pod")
+			requests.BindFlags(fs, "pod", "gordon pod")
 		},
 		Setup: func(mgr ctrl.Manager, o manager.Options) error {
 			return (&controller.GordonReconciler{

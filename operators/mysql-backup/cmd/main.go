@@ -25,8 +25,8 @@ func main() {
 		Flags: func(fs *flag.FlagSet) {
 			fs.DurationVar(&deadline, "job-deadline", deadline,
 				"How long a backup, restore or password Job may run before it counts as failed.")
-			server.BindFlags(fs, "server", "a MySQL's server pod")
-			jobs.BindFlags(fs, "job", "a backup, restore or password Job's pod")
+			server.BindFlags(fs, "server", "MySQL's server pod")
+			jobs.BindFlags(fs, "job", "backup, restore or password Job's pod")
 		},
 		Setup: func(mgr ctrl.Manager, _ manager.Options) error {
 			return (&controller.MySQLReconciler{
