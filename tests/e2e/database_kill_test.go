@@ -33,10 +33,7 @@ func TestDatabasesSurviveOperatorKills(t *testing.T) {
 			// it in the middle, twice.
 			restart := func(args ...string) {
 				t.Helper()
-				if err := suite.KillOperator(ctx, "database"); err != nil {
-					t.Fatal(err)
-				}
-				if err := suite.StartOperator(ctx, "database", args...); err != nil {
+				if err := restartOperator(ctx, "database", args...); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -82,19 +79,7 @@ func TestDatabasesSurviveOperatorKills(t *testing.T) {
 			}
 
 			start := time.Now()
-			waitFor(t, "every Database Ready", func(ctx context.Context) (bool, error) {
-				var list dbv1.DatabaseList
-				if err := r.List(ctx, &list, resources.WithFieldSelector("metadata.namespace="+ns)); err != nil {
-					return false, err
-				}
-				ready := 0
-				for i := range list.Items {
-					if databaseReady(&list.Items[i]) {
-						ready++
-					}
-				}
-				return ready == databases, nil
-			})
+			waitAllReady(t, r, ns, &dbv1.DatabaseList{}, databases, databaseReady)
 			t.Logf("all %d Databases Ready %s after the last restart", databases, time.Since(start).Round(time.Millisecond))
 			// Exactly, and still a moment later: nothing made twice, nothing
 			// left over.
@@ -114,10 +99,7 @@ func TestDatabasesSurviveOperatorKills(t *testing.T) {
 		WithTeardown("the operator at its usual speed, and the namespace", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
 			// A failure above may have left it at 2 requests a second, which
 			// would slow every test after this one.
-			if err := suite.KillOperator(ctx, "database"); err != nil {
-				t.Error(err)
-			}
-			if err := suite.StartOperator(ctx, "database"); err != nil {
+			if err := restartOperator(ctx, "database"); err != nil {
 				t.Error(err)
 			}
 			return deleteNamespace(ctx, t, cfg)

@@ -175,19 +175,7 @@ func TestHundredGordonsSurviveAnOperatorKill(t *testing.T) {
 			}
 
 			start := time.Now()
-			waitFor(t, "every Gordon Ready", func(ctx context.Context) (bool, error) {
-				var list gordonv1.GordonList
-				if err := r.List(ctx, &list, resources.WithFieldSelector("metadata.namespace="+ns)); err != nil {
-					return false, err
-				}
-				ready := 0
-				for i := range list.Items {
-					if gordonReady(&list.Items[i]) {
-						ready++
-					}
-				}
-				return ready == gordons, nil
-			})
+			waitAllReady(t, r, ns, &gordonv1.GordonList{}, gordons, gordonReady)
 			t.Logf("all %d Gordons Ready %s after the restart", gordons, time.Since(start).Round(time.Millisecond))
 			// Exactly 300, and still 300 a moment later: no duplicates.
 			for range 3 {

@@ -2,12 +2,15 @@ package e2e
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/e2e-framework/klient/decoder"
@@ -85,4 +88,34 @@ func waitFor(t *testing.T, what string, cond func(ctx context.Context) (bool, er
 	if err := wait.For(cond, wait.WithTimeout(timeout), wait.WithInterval(250*time.Millisecond)); err != nil {
 		t.Fatalf("waiting for %s: %v", what, err)
 	}
+}
+
+// waitAllReady waits until n objects of list's kind in namespace ns are
+// ready.
+func waitAllReady(t *testing.T, r *resources.Resources, ns string, list k8s.ObjectList, n int, ready func(k8s.Object) bool) {
+	t.Helper()
+	waitFor(t, fmt.Sprintf("%d %T items ready", n, list), func(ctx context.Context) (bool, error) {
+		if err := r.List(ctx, list, resources.WithFieldSelector("metadata.namespace="+ns)); err != nil {
+			return false, err
+		}
+		items, err := meta.ExtractList(list)
+		if err != nil {
+			return false, err
+		}
+		got := 0
+		for _, item := range items {
+			if ready(item.(k8s.Object)) {
+				got++
+			}
+		}
+		return got == n, nil
+	})
+}
+
+// restartOperator kills operator op (SIGKILL) and starts it again with
+// args: other flags, or none to put it back as the suite started it. It
+// starts it even when there was none to kill.
+func restartOperator(ctx context.Context, op string, args ...string) error {
+	killed := suite.KillOperator(ctx, op)
+	return errors.Join(killed, suite.StartOperator(ctx, op, args...))
 }

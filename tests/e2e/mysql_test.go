@@ -210,10 +210,7 @@ func TestFailedBackupKeepsTheMySQL(t *testing.T) {
 			return ctx
 		}).
 		WithTeardown("the operator as it was", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
-			if err := suite.KillOperator(ctx, "mysql-backup"); err != nil {
-				t.Fatal(err)
-			}
-			if err := suite.StartOperator(ctx, "mysql-backup"); err != nil {
+			if err := restartOperator(ctx, "mysql-backup"); err != nil {
 				t.Fatal(err)
 			}
 			return ctx

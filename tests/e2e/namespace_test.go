@@ -7,9 +7,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"sigs.k8s.io/e2e-framework/klient/k8s"
 	"sigs.k8s.io/e2e-framework/klient/wait"
 	"sigs.k8s.io/e2e-framework/klient/wait/conditions"
 	"sigs.k8s.io/e2e-framework/pkg/envconf"
@@ -51,9 +49,9 @@ func TestNamespaceDeletionFinishes(t *testing.T) {
 			applySample(ctx, t, cfg, "operators/gordon/config/samples/gordoncluster.yaml", g)
 			applySample(ctx, t, cfg, "operators/mysql-backup/config/samples/mysql-instance.yaml", m)
 			applySample(ctx, t, cfg, etcdSample, &etcdv1.EtcdCluster{})
-			for _, obj := range []k8s.Object{db, g, m} {
-				waitFor(t, obj.GetName()+" to be Ready", conditions.New(r).ResourceMatch(obj, readyCondition))
-			}
+			waitFor(t, "the Database to be Ready", conditions.New(r).ResourceMatch(db, databaseReady))
+			waitFor(t, "the Gordon to be Ready", conditions.New(r).ResourceMatch(g, gordonReady))
+			waitFor(t, "the MySQL to be Ready", conditions.New(r).ResourceMatch(m, mysqlReady))
 			waitMembers(ctx, t, r, ns, etcdName, 3)
 			return ctx
 		}).
@@ -85,19 +83,4 @@ func TestNamespaceDeletionFinishes(t *testing.T) {
 			return ctx
 		}).Feature()
 	testEnv.Test(t, f)
-}
-
-// readyCondition reports whether obj, a Database, Gordon or MySQL, says
-// Ready=True.
-func readyCondition(obj k8s.Object) bool {
-	var conds []metav1.Condition
-	switch o := obj.(type) {
-	case *dbv1.Database:
-		conds = o.Status.Conditions
-	case *gordonv1.Gordon:
-		conds = o.Status.Conditions
-	case *mysqlv1.MySQL:
-		conds = o.Status.Conditions
-	}
-	return meta.IsStatusConditionTrue(conds, "Ready")
 }

@@ -5,8 +5,6 @@ import (
 	"crypto/rand"
 	"encoding/base64"
 	"encoding/hex"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -41,10 +39,7 @@ func TestNoPasswordLeaks(t *testing.T) {
 	f := features.New("passwords through a MySQL's and a Database's lives").
 		WithSetup("a namespace, and the operators at -v=7", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
 			for _, op := range leakChecked {
-				if err := suite.KillOperator(ctx, op); err != nil {
-					t.Fatal(err)
-				}
-				if err := suite.StartOperator(ctx, op, "-v=7"); err != nil {
+				if err := restartOperator(ctx, op, "-v=7"); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -70,7 +65,7 @@ func TestNoPasswordLeaks(t *testing.T) {
 			if err := r.Create(ctx, m); err != nil {
 				t.Fatal(err)
 			}
-			waitFor(t, "the MySQL to be Ready", conditions.New(r).ResourceMatch(m, readyCondition))
+			waitFor(t, "the MySQL to be Ready", conditions.New(r).ResourceMatch(m, mysqlReady))
 
 			secret.StringData = map[string]string{"password": second}
 			if err := r.Update(ctx, secret); err != nil {
@@ -79,11 +74,11 @@ func TestNoPasswordLeaks(t *testing.T) {
 			waitFor(t, "the password Job to be done", func(ctx context.Context) (bool, error) {
 				return strings.Contains(namespaceEvents(ctx, t, ns), "reason: PasswordChanged"), nil
 			})
-			waitFor(t, "the MySQL to be Ready again", conditions.New(r).ResourceMatch(m, readyCondition))
+			waitFor(t, "the MySQL to be Ready again", conditions.New(r).ResourceMatch(m, mysqlReady))
 
 			db := &dbv1.Database{}
 			applySample(ctx, t, cfg, "operators/database/config/samples/mysql-db.yaml", db)
-			waitFor(t, "the Database to be Ready", conditions.New(r).ResourceMatch(db, readyCondition))
+			waitFor(t, "the Database to be Ready", conditions.New(r).ResourceMatch(db, databaseReady))
 			generated := &corev1.Secret{}
 			if err := r.Get(ctx, db.Status.RootPasswordSecret, ns, generated); err != nil {
 				t.Fatal(err)
@@ -104,11 +99,11 @@ func TestNoPasswordLeaks(t *testing.T) {
 			}
 
 			// The statuses, as they were before the CRs went.
-			for _, obj := range []k8s.Object{m, db} {
-				shown := suite.Kubectl(ctx, t, "get", "-n", ns, "-o", "yaml", kindOf(obj)+"/"+obj.GetName())
+			for _, obj := range []string{"mysql/" + m.Name, "database/" + db.Name} {
+				shown := suite.Kubectl(ctx, t, "get", "-n", ns, "-o", "yaml", obj)
 				for _, w := range words {
 					if strings.Contains(shown, w) {
-						t.Errorf("%s %s shows a password", kindOf(obj), obj.GetName())
+						t.Errorf("%s shows a password", obj)
 					}
 				}
 			}
@@ -123,15 +118,12 @@ func TestNoPasswordLeaks(t *testing.T) {
 		Assess("no log line, Event or Job shows one of the passwords", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
 			ns, words := namespaceOf(ctx), ctx.Value(passwords{}).([]string)
 			for _, op := range leakChecked {
-				log, err := os.ReadFile(filepath.Join(suite.Root, "bin", "logs", "e2e-"+op+".log"))
-				if err != nil {
-					t.Fatal(err)
-				}
+				log := operatorLog(t, op)
 				// -v=7 logs every request with its headers.
-				if !strings.Contains(string(log), `"headers"`) {
+				if !strings.Contains(log, `"headers"`) {
 					t.Errorf("the %s log holds no request with its headers: is it at -v=7?", op)
 				}
-				for _, line := range strings.Split(string(log), "\n") {
+				for _, line := range strings.Split(log, "\n") {
 					for _, w := range words {
 						if strings.Contains(line, w) {
 							t.Errorf("the %s operator logged a password: %.300s", op, line)
@@ -167,10 +159,7 @@ func TestNoPasswordLeaks(t *testing.T) {
 		}).
 		WithTeardown("the operators at their usual verbosity, and the namespace", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
 			for _, op := range leakChecked {
-				if err := suite.KillOperator(ctx, op); err != nil {
-					t.Error(err)
-				}
-				if err := suite.StartOperator(ctx, op); err != nil {
+				if err := restartOperator(ctx, op); err != nil {
 					t.Error(err)
 				}
 			}
@@ -193,14 +182,4 @@ func secretWord(t *testing.T, prefix string) string {
 func namespaceEvents(ctx context.Context, t *testing.T, ns string) string {
 	t.Helper()
 	return suite.Kubectl(ctx, t, "get", "events", "-n", ns, "-o", "yaml")
-}
-
-func kindOf(obj k8s.Object) string {
-	switch obj.(type) {
-	case *mysqlv1.MySQL:
-		return "mysql"
-	case *dbv1.Database:
-		return "database"
-	}
-	return "unknown"
 }
