@@ -18,7 +18,8 @@
 //
 // A *conditions.Blocked or *conditions.Waiting error ends a pass without a
 // retry: Summarize reports it, and the watches bring the object back when a
-// person or the cluster acts. Any other error is retried with
+// person or the cluster acts (or, for a cause no watch sees, such as a
+// stranger's object in a child's place, the Blocked error's Recheck). Any other error is retried with
 // controller-runtime's backoff (and a Result returned with it is dropped,
 // since controller-runtime ignores it).
 package reconciler
@@ -132,6 +133,9 @@ func Run[T Object, O any](ctx context.Context, req ctrl.Request, s Steps[T, O]) 
 	obj.SetObservedGeneration(obj.GetGeneration())
 	s.Summarize(obj, observed, err)
 	s.tell(before, obj)
+	if recheck := conditions.Recheck(err); recheck > 0 && (res.RequeueAfter == 0 || recheck < res.RequeueAfter) {
+		res = ctrl.Result{RequeueAfter: recheck}
+	}
 	if err = conditions.Unreported(err); err != nil {
 		res = ctrl.Result{}
 	}

@@ -183,6 +183,18 @@ func TestBlockedIsReportedOnceAndNotRetried(t *testing.T) {
 	}
 }
 
+// A stranger's object in a child's place is outside the cache: the pass
+// looks again, sooner than Normal asked.
+func TestNameConflictIsRechecked(t *testing.T) {
+	f := newFixture(t, finalizer)
+	f.result = ctrl.Result{RequeueAfter: time.Minute}
+	f.err = fmt.Errorf("pass: %w", conditions.NameConflict("Pod", "p", "Database", "p"))
+	res, err := f.run(t, f.steps())
+	if err != nil || res.RequeueAfter != conditions.NameConflictRecheck {
+		t.Errorf("blocked pass: %+v, %v; want a recheck after %v and no error", res, err, conditions.NameConflictRecheck)
+	}
+}
+
 func TestFailuresAreRetriedWithoutTheirResult(t *testing.T) {
 	f := newFixture(t, finalizer)
 	f.result = ctrl.Result{RequeueAfter: time.Minute}

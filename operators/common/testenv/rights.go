@@ -59,6 +59,16 @@ func rightOf(req *http.Request) (Right, bool) {
 type recorder struct {
 	mu   sync.Mutex
 	used map[Right]bool
+	// whole are the resources listed or watched for whole objects, not for
+	// their metadata only (PartialObjectMetadata, builder.OnlyMetadata).
+	whole map[string]bool
+}
+
+// wholeRead reports whether req lists or watches objects whole: the
+// metadata client asks for PartialObjectMetadataList in its Accept header.
+func wholeRead(req *http.Request, right Right) bool {
+	return (right.Verb == "list" || right.Verb == "watch") &&
+		!strings.Contains(req.Header.Get("Accept"), "as=PartialObjectMetadata")
 }
 
 func (r *recorder) wrap(next http.RoundTripper) http.RoundTripper {
@@ -80,10 +90,13 @@ func (r *recorder) wrap(next http.RoundTripper) http.RoundTripper {
 		r.mu.Lock()
 		defer r.mu.Unlock()
 		if r.used == nil {
-			r.used = map[Right]bool{}
+			r.used, r.whole = map[Right]bool{}, map[string]bool{}
 		}
 		for _, right := range rights {
 			r.used[right] = true
+		}
+		if wholeRead(req, right) {
+			r.whole[right.Resource] = true
 		}
 		return resp, err
 	})
@@ -95,6 +108,19 @@ func (r *recorder) rights() map[Right]bool {
 	out := make(map[Right]bool, len(r.used))
 	for right := range r.used {
 		out[right] = true
+	}
+	return out
+}
+
+// readWhole returns those of resources that were listed or watched whole.
+func (r *recorder) readWhole(resources []string) []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []string
+	for _, res := range resources {
+		if r.whole[res] {
+			out = append(out, res)
+		}
 	}
 	return out
 }

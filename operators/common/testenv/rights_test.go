@@ -6,6 +6,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -44,10 +45,13 @@ func TestRecorderNotesWhatTheServerAuthorizes(t *testing.T) {
 	defer server.Close()
 	var rec recorder
 	client := &http.Client{Transport: rec.wrap(http.DefaultTransport)}
-	send := func(method, path string) {
+	send := func(method, path string, accept ...string) {
 		req, err := http.NewRequest(method, server.URL+path, nil)
 		if err != nil {
 			t.Fatal(err)
+		}
+		for _, a := range accept {
+			req.Header.Add("Accept", a)
 		}
 		resp, err := client.Do(req)
 		if err != nil {
@@ -57,14 +61,16 @@ func TestRecorderNotesWhatTheServerAuthorizes(t *testing.T) {
 		_ = resp.Body.Close()
 	}
 	send("GET", "/api/v1/pods?watch=true&sendInitialEvents=true")
-	send("GET", "/api/v1/secrets?watch=true")
+	// The metadata client's Accept header (controller-runtime's OnlyMetadata).
+	send("GET", "/api/v1/secrets?watch=true", "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json")
+	send("GET", "/api/v1/namespaces/a/secrets/s")
 	send("PATCH", "/api/v1/namespaces/a/services/s")
 	status = http.StatusCreated
 	send("PATCH", "/api/v1/namespaces/a/configmaps/c")
 
 	want := map[Right]bool{
 		{"watch", "", "pods"}: true, {"list", "", "pods"}: true,
-		{"watch", "", "secrets"}:    true,
+		{"watch", "", "secrets"}: true, {"get", "", "secrets"}: true,
 		{"patch", "", "services"}:   true,
 		{"patch", "", "configmaps"}: true, {"create", "", "configmaps"}: true,
 	}
@@ -78,6 +84,11 @@ func TestRecorderNotesWhatTheServerAuthorizes(t *testing.T) {
 		if !want[r] {
 			t.Errorf("%v noted, and no request needed it", r)
 		}
+	}
+	// Pods were watched whole, Secrets for their metadata only (a get is
+	// no list or watch).
+	if whole := rec.readWhole([]string{"pods", "secrets", "services"}); !slices.Equal(whole, []string{"pods"}) {
+		t.Errorf("read whole: %v, want [pods]", whole)
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -42,6 +43,12 @@ type Suite struct {
 	// the requests the operator's manager sent with what its Roles grant,
 	// and fails on a right missing, unused or given by a wildcard.
 	RBAC string
+	// MetadataOnly are resources ("secrets") the operator may list and
+	// watch for their metadata only (builder.OnlyMetadata), reading an
+	// object from the API server when it needs its content: its cache then
+	// holds no Secret's data. When the package's tests pass, Main fails if
+	// the manager listed or watched one of them whole.
+	MetadataOnly []string
 
 	// Client talks to the suite's API server directly (no cache), once
 	// Main has started it.
@@ -101,6 +108,10 @@ func (s *Suite) start(m *testing.M) error {
 		return err
 	}
 	s.code = m.Run()
+	if whole := s.requests.readWhole(s.MetadataOnly); s.code == 0 && len(whole) > 0 {
+		s.code = 1
+		return fmt.Errorf("the manager listed or watched %s whole: watch them with builder.OnlyMetadata and read one through the API reader", strings.Join(whole, ", "))
+	}
 	if s.code == 0 && s.RBAC != "" {
 		if err := s.checkRights(); err != nil {
 			s.code = 1

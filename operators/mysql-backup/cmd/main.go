@@ -38,5 +38,6 @@ func main() {
 				JobRequests:    jobs,
 			}).SetupWithManager(mgr)
 		},
+		Cache: controller.Cache(),
 	})
 }

@@ -8,6 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -24,7 +25,8 @@ import (
 type DatabaseReconciler struct {
 	client.Client
 	// APIReader reads from the API server what the cache leaves out: a Pod
-	// or Service of a Database's name that the operator did not create.
+	// or Service of a Database's name that the operator did not create, and
+	// Secrets, of which the cache holds the metadata only.
 	APIReader client.Reader
 	Recorder  events.EventRecorder
 	// Images overrides the default image of a type for every Database that
@@ -41,7 +43,7 @@ type DatabaseReconciler struct {
 // +kubebuilder:rbac:groups=zalando.org,resources=databases/finalizers,verbs=update
 // +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch;create;patch;delete
 // +kubebuilder:rbac:groups="",resources=services,verbs=get;list;watch;create;patch
-// +kubebuilder:rbac:groups="",resources=secrets,verbs=list;watch;create
+// +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch;create
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 // Leader election (--leader-elect), in the operator's own namespace only: its
 // Lease, and the Event that says which replica leads.
@@ -63,8 +65,9 @@ func (r *DatabaseReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 
 // Cache narrows the operator's cache to its own Pods and Services, with the
 // app.kubernetes.io/managed-by label, instead of every Pod and Service of the
-// cluster; Secrets are cached whole, since a Database may name any Secret of
-// its namespace.
+// cluster. Secrets are watched for their metadata only (a Database may name
+// any Secret of its namespace): no password is held in memory, and a Secret
+// is read from the API server when a Database needs it.
 func Cache() map[client.Object]cache.ByObject {
 	return manager.Children(FieldOwner, &corev1.Pod{}, &corev1.Service{})
 }
@@ -86,8 +89,8 @@ func (r *DatabaseReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		For(&dbv1.Database{}).
 		Owns(&corev1.Pod{}).
 		Owns(&corev1.Service{}).
-		Owns(&corev1.Secret{}).
-		Watches(&corev1.Secret{}, secrets).
+		Owns(&corev1.Secret{}, builder.OnlyMetadata).
+		Watches(&corev1.Secret{}, secrets, builder.OnlyMetadata).
 		Complete(r)
 }
 

@@ -73,14 +73,14 @@ func (r *DatabaseReconciler) reconcileSecret(ctx context.Context, db *dbv1.Datab
 
 	const what = "the root password"
 	if !generated {
-		if _, err := secrets.Key(ctx, r.Client, db.Namespace, ref.Name, ref.Key, what,
+		if _, err := secrets.Key(ctx, r.APIReader, db.Namespace, ref.Name, ref.Key, what,
 			"remove spec.rootPasswordSecretRef to let the operator generate one"); err != nil {
 			return nil, err
 		}
 		return ref, nil
 	}
 	secret := &corev1.Secret{}
-	err := r.Get(ctx, types.NamespacedName{Namespace: db.Namespace, Name: ref.Name}, secret)
+	err := r.APIReader.Get(ctx, types.NamespacedName{Namespace: db.Namespace, Name: ref.Name}, secret)
 	switch {
 	case apierrors.IsNotFound(err):
 		return ref, r.createPasswordSecret(ctx, db, ref, made)

@@ -27,6 +27,8 @@ var suite = &testenv.Suite{
 	},
 	Cache: Cache,
 	RBAC:  "operators/database/config/rbac",
+	// No Secret's content in the cache: a password is read when needed.
+	MetadataOnly: []string{"secrets"},
 }
 
 func TestMain(m *testing.M) {

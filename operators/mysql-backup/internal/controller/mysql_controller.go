@@ -13,12 +13,15 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/operator-workshops/workshop/operators/common/apply"
 	"github.com/operator-workshops/workshop/operators/common/conditions"
+	"github.com/operator-workshops/workshop/operators/common/manager"
 	"github.com/operator-workshops/workshop/operators/common/pods"
 	"github.com/operator-workshops/workshop/operators/common/reconciler"
 	"github.com/operator-workshops/workshop/operators/common/refs"
@@ -95,6 +98,16 @@ func (r *MySQLReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl
 	})
 }
 
+// Cache narrows the operator's cache to its own children, with the
+// app.kubernetes.io/managed-by label, instead of every Deployment, Service,
+// volume, Job and Pod of the cluster. Secrets are watched for their metadata
+// only: no password is held in memory, and a Secret is read from the API
+// server when a MySQL needs it.
+func Cache() map[client.Object]cache.ByObject {
+	return manager.Children(FieldOwner, &appsv1.Deployment{}, &corev1.Service{}, &corev1.PersistentVolumeClaim{},
+		&batchv1.Job{}, &corev1.Pod{})
+}
+
 // SetupWithManager watches MySQLs and every object labelled with a MySQL's
 // name: the server and its Service, volumes and credentials (which carry no
 // owner reference, see reconcileDelete), the Jobs, and the server's pods,
@@ -116,28 +129,33 @@ func (r *MySQLReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	}
 	b := ctrl.NewControllerManagedBy(mgr).For(&mysqlv1.MySQL{})
 	for _, obj := range []client.Object{&appsv1.Deployment{}, &corev1.Service{}, &corev1.PersistentVolumeClaim{},
-		&corev1.Secret{}, &batchv1.Job{}, &corev1.Pod{}} {
+		&batchv1.Job{}, &corev1.Pod{}} {
 		b = b.Watches(obj, handler.EnqueueRequestsFromMapFunc(mySQLOf))
 	}
-	return b.Watches(&corev1.Secret{}, secrets).Complete(r)
+	return b.Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(credentialsOf), builder.OnlyMetadata).
+		Watches(&corev1.Secret{}, secrets, builder.OnlyMetadata).
+		Complete(r)
 }
 
-// mySQLOf maps a child to its MySQL by the child's label. An object without
-// it maps to the MySQL whose child would have its name: a stranger's object
-// that stood in a MySQL's way (NameConflict) brings the MySQL back when it
-// goes.
+// mySQLOf maps a child to its MySQL by the child's label.
 func mySQLOf(_ context.Context, o client.Object) []reconcile.Request {
 	name, ok := o.GetLabels()[mysqlLabel]
 	if !ok {
-		switch o.(type) {
-		case *appsv1.Deployment, *corev1.Service:
-			name, ok = o.GetName(), true
-		case *corev1.PersistentVolumeClaim:
-			name, ok = strings.CutSuffix(o.GetName(), "-pvc")
-		case *corev1.Secret:
-			name, ok = strings.CutSuffix(o.GetName(), "-credentials")
-		}
+		return nil
 	}
+	return []reconcile.Request{{NamespacedName: client.ObjectKey{Namespace: o.GetNamespace(), Name: name}}}
+}
+
+// credentialsOf maps a Secret to its MySQL: by its label, else to the MySQL
+// whose credentials would have its name, so that a stranger's Secret that
+// stood in a MySQL's way (NameConflict) brings the MySQL back when it goes.
+// (A stranger's object of another kind is outside the cache: the
+// NameConflict's recheck sees it gone.)
+func credentialsOf(ctx context.Context, o client.Object) []reconcile.Request {
+	if reqs := mySQLOf(ctx, o); reqs != nil {
+		return reqs
+	}
+	name, ok := strings.CutSuffix(o.GetName(), credentialsName(""))
 	if !ok {
 		return nil
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"strings"
 	"testing"
 	"time"
@@ -181,11 +182,14 @@ func finishJob(t *testing.T, m *mysqlv1.MySQL, name string, succeeded bool, repo
 	j := &batchv1.Job{}
 	get(t, key(m, name), j)
 	now := metav1.Now()
+	// The Job controller's pod: the template's labels and the Job's name.
+	labels := maps.Clone(j.Spec.Template.Labels)
+	labels[batchv1.JobNameLabel] = name
 	pod := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{
 			GenerateName:    name + "-",
 			Namespace:       m.Namespace,
-			Labels:          map[string]string{batchv1.JobNameLabel: name},
+			Labels:          labels,
 			OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(j, batchv1.SchemeGroupVersion.WithKind("Job"))},
 		},
 		Spec: j.Spec.Template.Spec,

@@ -18,6 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
+	"github.com/operator-workshops/workshop/operators/common/apply"
 	"github.com/operator-workshops/workshop/operators/common/conditions"
 	"github.com/operator-workshops/workshop/operators/common/pods"
 	"github.com/operator-workshops/workshop/operators/common/secrets"
@@ -201,7 +202,7 @@ func (r *MySQLReconciler) desiredPassword(ctx context.Context, m *mysqlv1.MySQL)
 		return m.Spec.Password, nil
 	}
 	ref := m.Spec.PasswordSecretRef
-	p, err := secrets.Key(ctx, r.Client, m.Namespace, ref.Name, ref.Key, "the root password", "")
+	p, err := secrets.Key(ctx, r.APIReader, m.Namespace, ref.Name, ref.Key, "the root password", "")
 	return string(p), err
 }
 
@@ -234,9 +235,10 @@ func (r *MySQLReconciler) credentials(ctx context.Context, m *mysqlv1.MySQL, des
 // earlier MySQL of the same name for instance. It is never changed after.
 func (r *MySQLReconciler) ensureBackupPVC(ctx context.Context, m *mysqlv1.MySQL) error {
 	pvc := backupPVC(m)
-	// The cache first: a create that fails with AlreadyExists is still a
-	// write on every pass.
-	if err := r.Get(ctx, client.ObjectKeyFromObject(pvc), &corev1.PersistentVolumeClaim{}); err == nil {
+	// A read first, the cache's and else the API server's (for a volume
+	// the operator did not make): a create that fails with AlreadyExists is
+	// still a write on every pass.
+	if err := apply.Get(ctx, r.Client, r.APIReader, client.ObjectKeyFromObject(pvc), &corev1.PersistentVolumeClaim{}); err == nil {
 		return nil
 	}
 	err := r.Create(ctx, pvc, client.FieldOwner(FieldOwner))

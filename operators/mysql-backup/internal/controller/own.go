@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/operator-workshops/workshop/operators/common/apply"
 	"github.com/operator-workshops/workshop/operators/common/conditions"
 	mysqlv1 "github.com/operator-workshops/workshop/operators/mysql-backup/api/v1"
 )
@@ -35,7 +36,9 @@ func kept(m *mysqlv1.MySQL) []client.Object {
 }
 
 // claim reads obj (its name and namespace set) and returns whether it
-// exists. A Secret is read around the cache (see credentials). Only m's own objects may be changed: a
+// exists: from the cache, which holds m's children only, else from the API
+// server (a Secret always from the API server: the cache holds Secrets'
+// metadata only). Only m's own objects may be changed: a
 // stranger's with the same name is a NameConflict, never adopted; one of an
 // earlier MySQL of the same name that is still going is waited for. An
 // object of m made by an earlier version of the operator loses its owner
@@ -43,11 +46,12 @@ func kept(m *mysqlv1.MySQL) []client.Object {
 // backup.
 func (r *MySQLReconciler) claim(ctx context.Context, m *mysqlv1.MySQL, obj client.Object) (bool, error) {
 	kind := kindOf(obj)
-	var reader client.Reader = r.Client
+	var err error
 	if _, secret := obj.(*corev1.Secret); secret {
-		reader = r.APIReader
+		err = r.APIReader.Get(ctx, client.ObjectKeyFromObject(obj), obj)
+	} else {
+		err = apply.Get(ctx, r.Client, r.APIReader, client.ObjectKeyFromObject(obj), obj)
 	}
-	err := reader.Get(ctx, client.ObjectKeyFromObject(obj), obj)
 	if apierrors.IsNotFound(err) {
 		return false, nil
 	}

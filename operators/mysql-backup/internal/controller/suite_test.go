@@ -27,7 +27,10 @@ var suite = &testenv.Suite{
 			JobRequests:    DefaultJobRequests,
 		}).SetupWithManager(mgr)
 	},
-	RBAC: "operators/mysql-backup/config/rbac",
+	Cache: Cache,
+	RBAC:  "operators/mysql-backup/config/rbac",
+	// No Secret's content in the cache: a password is read when needed.
+	MetadataOnly: []string{"secrets"},
 }
 
 func TestMain(m *testing.M) {
