@@ -35,4 +35,50 @@ func TestCallReturnsWhenItsContextEnds(t *testing.T) {
 	}
 	close(release)
 	<-returned // the abandoned call still ends, and its result goes nowhere
+	if len(e.conns) != 0 {
+		t.Errorf("the connection of a call given up on is kept: %v", e.conns)
+	}
+}
+
+// Calls to a member share one connection; a failed call closes it, and so
+// does a long idleness.
+func TestCallsShareOneConnectionPerMember(t *testing.T) {
+	e := NewEtcd(clientv3.Config{}) // no DialTimeout: the client does not dial before a call
+	defer e.Close()
+	now := time.Now()
+	e.now = func() time.Time { return now }
+	ctx := context.Background()
+	failed := errors.New("etcdserver: unhealthy cluster")
+	use := func(endpoint string, err error) *clientv3.Client {
+		t.Helper()
+		c, got := call(ctx, e, endpoint, func(_ context.Context, c *clientv3.Client) (*clientv3.Client, error) { return c, err })
+		if !errors.Is(got, err) {
+			t.Fatalf("call to %s: %v, want %v", endpoint, got, err)
+		}
+		return c
+	}
+	const a, b = "http://127.0.0.1:1", "http://127.0.0.1:2"
+
+	first := use(a, nil)
+	if again := use(a, nil); again != first {
+		t.Error("a second call to a member dialled again")
+	}
+	if use(b, nil) == first {
+		t.Error("two members share a connection")
+	}
+
+	use(a, failed)
+	if first.Ctx().Err() == nil {
+		t.Error("a connection that failed a call is still open")
+	}
+	second := use(a, nil)
+	if second == first {
+		t.Error("the call after a failure reused the failed connection")
+	}
+
+	now = now.Add(idleAfter + time.Second)
+	use(b, nil)
+	if second.Ctx().Err() == nil || e.conns[a] != nil {
+		t.Errorf("a connection idle for %v is still open", idleAfter+time.Second)
+	}
 }
