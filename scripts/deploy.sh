@@ -11,8 +11,8 @@
 #        scripts/deploy.sh apply OPERATOR VARIANT IMAGE
 #   NAME       a local cluster with its real node (scripts/cluster.sh up NAME)
 #   OPERATOR   database, gordon, mysql-backup or etcd-cluster; VARIANT is the
-#              folder of its config/ to apply: default, or cluster-wide for
-#              the etcd operator (etcd-cluster:cluster-wide)
+#              folder of its config/ to apply: default (namespaced), or
+#              cluster-wide (database:cluster-wide)
 #   apply      apply OPERATOR's config/VARIANT to the current kubectl context
 #              with IMAGE, and wait for its rollout
 # $REGISTRY names the images (ghcr.io/operator-workshops, as catalog/ does).
@@ -37,7 +37,8 @@ apply() {
 	[ -f "$dir/kustomization.yaml" ] || die "operators/$op/config/$variant: no such variant (see operators/$op/config)"
 	manifests=$(kubectl kustomize "$dir")
 	# The namespace the manifests put the operator in: <op>-operator-system,
-	# or etc for the etcd operator, which acts on the namespace it runs in.
+	# or etc for the namespaced etcd operator, which acts on the namespace it
+	# runs in.
 	ns=$(awk '/^kind: Deployment$/{d=1} d && /^  namespace: /{print $2; exit}' <<<"$manifests")
 	[ -n "$ns" ] || die "operators/$op/config/$variant has no namespaced Deployment"
 	kubectl create namespace "$ns" --dry-run=client -o yaml | kubectl apply -f - >/dev/null

@@ -2,12 +2,13 @@
 # Runs the workshop's cluster on kind, for learners with Docker; without
 # Docker, scripts/cluster.sh runs the same workshop offline.
 #
-# usage: scripts/kind.sh up|down [NAME] | deploy NAME OPERATOR...
+# usage: scripts/kind.sh up|down [NAME] | deploy NAME OPERATOR[:VARIANT]...
 #   up      create cluster NAME from scripts/kind-config.yaml, or reuse it;
 #           kind makes kind-NAME kubectl's current context
 #   down    delete cluster NAME (no error if absent)
 #   deploy  build each operator's image with ko, load it into NAME and run the
-#           operator there from its config/default manifests
+#           operator there from its config/VARIANT manifests (default, or
+#           cluster-wide: database:cluster-wide)
 # NAME defaults to $CLUSTER_NAME, else "workshop".
 set -euo pipefail
 
@@ -47,14 +48,16 @@ up)
 	;;
 down) kind delete cluster --name "$name" ;;
 deploy)
-	shift 2 || die "usage: scripts/kind.sh deploy NAME OPERATOR..."
+	shift 2 || die "usage: scripts/kind.sh deploy NAME OPERATOR[:VARIANT]..."
 	"$root/scripts/build-tools.sh" ko
-	for op in "$@"; do
+	for spec in "$@"; do
+		op=${spec%%:*} variant=default
+		[[ $spec != *:* ]] || variant=${spec#*:}
 		# ko builds from the Go sources (no Dockerfile) and, with kind.local,
 		# loads the image straight into the cluster's nodes.
 		image=$(cd "$root" && KO_DOCKER_REPO=kind.local KIND_CLUSTER_NAME=$name \
 			"$root/bin/ko" build --bare "./operators/$op/cmd")
-		"$root/scripts/deploy.sh" apply "$op" default "$image"
+		"$root/scripts/deploy.sh" apply "$op" "$variant" "$image"
 	done
 	;;
 esac

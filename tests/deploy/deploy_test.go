@@ -1,12 +1,15 @@
 // Package deploy installs the operators as their shipped manifests say, the
 // way a cluster admin does without OLM: scripts/deploy.sh applies each
-// operator's config/default (and the etcd operator's config/cluster-wide
-// too) on a local cluster of its own ("deploy") with the machine's real
-// node, where each operator runs as a pod of its image, built without a
-// daemon, under its own ServiceAccount and generated RBAC. Then a CR of each
-// kind becomes Ready through the deployed operators and is deleted, and no
-// request of theirs was refused. On kind every e2e run
-// deploys from config/ already (scripts/kind.sh deploy).
+// operator's config/default (namespaced: database, gordon and mysql-backup
+// serve namespace default, the etcd operator its own namespace etc) and the
+// etcd operator's config/cluster-wide on a local cluster of its own
+// ("deploy") with the machine's real node, where each operator runs as a pod
+// of its image, built without a daemon, under its own ServiceAccount and
+// generated RBAC. Then a CR of each kind becomes Ready through the deployed
+// operators and is deleted, a CR outside the namespaced operators'
+// namespace stays untouched, and no request of theirs was refused; the same
+// again with the other three operators switched to config/cluster-wide. On
+// kind every e2e run deploys from config/ already (scripts/kind.sh deploy).
 package deploy
 
 import (
@@ -31,14 +34,46 @@ var (
 	skip string
 )
 
-// deployed are the operators and variants scripts/deploy.sh installs, and
-// the namespace each runs in.
-var deployed = []struct{ spec, namespace, deployment string }{
+// deployment is an operator as one variant of its manifests installs it: the
+// operator[:variant] make deploy takes, the namespace it runs in and its
+// Deployment's name.
+type deployment struct{ spec, namespace, name string }
+
+// namespaced is what TestMain deploys: every operator's config/default, and
+// the etcd operator's config/cluster-wide beside it (that one acts on
+// annotated clusters only, so the two never share one).
+var namespaced = []deployment{
 	{"database", "database-operator-system", "database-operator"},
 	{"gordon", "gordon-operator-system", "gordon-operator"},
 	{"mysql-backup", "mysql-backup-operator-system", "mysql-backup-operator"},
 	{"etcd-cluster", "etc", "etcd-cluster-operator"},
 	{"etcd-cluster:cluster-wide", "etcd-operator-system", "etcd-cluster-operator"},
+}
+
+// clusterWide is what TestClusterWideVariants switches the other three to:
+// the same Deployments, serving every namespace.
+var clusterWide = []deployment{
+	{"database:cluster-wide", "database-operator-system", "database-operator"},
+	{"gordon:cluster-wide", "gordon-operator-system", "gordon-operator"},
+	{"mysql-backup:cluster-wide", "mysql-backup-operator-system", "mysql-backup-operator"},
+}
+
+// specs is the DEPLOY of make deploy for the deployments ds.
+func specs(ds []deployment) string {
+	var specs []string
+	for _, d := range ds {
+		specs = append(specs, d.spec)
+	}
+	return strings.Join(specs, " ")
+}
+
+// makeDeploy is the command README.md shows for the deployments ds.
+func makeDeploy(ds []deployment) string { return fmt.Sprintf("make deploy DEPLOY=%q", specs(ds)) }
+
+// deploy runs makeDeploy(ds) on this suite's cluster.
+func deploy(ctx context.Context, ds []deployment) error {
+	_, err := suite.Run(ctx, "make", "deploy", "CLUSTER_NAME="+suite.Name(), "DEPLOY="+specs(ds))
+	return err
 }
 
 func TestMain(m *testing.M) {
@@ -57,21 +92,17 @@ func TestMain(m *testing.M) {
 			skip = why
 			return ctx, nil
 		}
-		var specs []string
-		for _, d := range deployed {
-			specs = append(specs, d.spec)
-		}
-		// The command README.md shows, on this suite's cluster.
-		shown := fmt.Sprintf("make deploy DEPLOY=%q", strings.Join(specs, " "))
+		// The commands README.md shows, on this suite's cluster.
 		readme, err := os.ReadFile(filepath.Join(suite.Root, "README.md"))
 		if err != nil {
 			return ctx, err
 		}
-		if !strings.Contains(string(readme), "\n"+shown+"\n") {
-			return ctx, fmt.Errorf("README.md does not show %s", shown)
+		for _, ds := range [][]deployment{namespaced, clusterWide} {
+			if shown := makeDeploy(ds); !strings.Contains(string(readme), "\n"+shown+"\n") {
+				return ctx, fmt.Errorf("README.md does not show %s", shown)
+			}
 		}
-		_, err = suite.Run(ctx, "make", "deploy", "CLUSTER_NAME="+suite.Name(), "DEPLOY="+strings.Join(specs, " "))
-		return ctx, err
+		return ctx, deploy(ctx, namespaced)
 	})
 	testEnv.Finish(suite.Finish())
 	os.Exit(testEnv.Run(m))
@@ -96,57 +127,41 @@ func kubectl(t *testing.T, timeout time.Duration, args ...string) string {
 // from the image scripts/olm-images.sh built, as its own ServiceAccount.
 func TestOperatorsRunFromTheirManifests(t *testing.T) {
 	needDeployed(t)
-	for _, d := range deployed {
-		t.Run(d.spec, func(t *testing.T) {
-			op := strings.SplitN(d.spec, ":", 2)[0]
-			out := kubectl(t, time.Minute, "get", "pods", "-n", d.namespace, "-l", "app.kubernetes.io/name="+d.deployment,
-				"-o", `jsonpath={range .items[*]}{.spec.nodeName} {.spec.serviceAccountName} {.spec.containers[0].image} {.status.phase}{"\n"}{end}`)
-			want := fmt.Sprintf("real-node %s ghcr.io/operator-workshops/%s-operator:v", d.deployment, op)
-			if !strings.HasPrefix(out, want) || !strings.Contains(out, " Running") {
-				t.Errorf("operator pod: %q, want %q... Running", out, want)
-			}
-		})
-	}
+	checkRunning(t, namespaced)
 }
 
 // A CR of each kind becomes Ready through the deployed operators, its
-// workload on the real node.
+// workload on the real node, in the namespace its operator serves; the
+// same CRs in another namespace stay untouched.
 func TestCustomResourcesBecomeReady(t *testing.T) {
 	needDeployed(t)
-	ctx := context.Background()
-	ns := fmt.Sprintf("deployed-%d", time.Now().UnixNano()%1_000_000)
-	suite.Kubectl(ctx, t, "create", "namespace", ns)
-	t.Cleanup(func() { _, _ = suite.Run(context.Background(), "kubectl", "delete", "namespace", ns, "--wait=false") })
-
-	crs := []struct{ name, namespace, manifest, object string }{
-		{"a mysql Database", ns, "operators/database/config/samples/mysql-db.yaml", "database/mysql-db"},
-		{"a Gordon", ns, "operators/gordon/config/samples/gordoncluster.yaml", "gordon/gordoncluster"},
-		{"the homework's MySQL", ns, "operators/mysql-backup/config/samples/mysql-instance.yaml", "mysql/mysql-instance"},
+	outside := namespace(t)
+	// The same CRs in another namespace, applied first: an operator that
+	// watched them would act on them at once.
+	untouched := []cr{
+		{"a Database", outside, databaseSample, "database/mysql-db"},
+		{"a Gordon", outside, gordonSample, "gordon/gordoncluster"},
+		{"a MySQL", outside, mysqlSample, "mysql/mysql-instance"},
+	}
+	apply(t, untouched)
+	checkCRs(t, []cr{
+		{"a mysql Database", "default", databaseSample, "database/mysql-db"},
+		{"a Gordon", "default", gordonSample, "gordon/gordoncluster"},
+		{"the homework's MySQL", "default", mysqlSample, "mysql/mysql-instance"},
 		// The namespaced etcd operator acts on its own namespace, the
 		// cluster-wide one on the annotated clusters of every namespace.
-		{"an EtcdCluster of the namespaced operator", "etc", "operators/etcd-cluster/config/samples/example-etcd-cluster.yaml", "etcdcluster/example-etcd-cluster"},
-		{"an EtcdCluster of the cluster-wide operator", ns, "labs/etcd/clusterwide-etcd-cluster.yaml", "etcdcluster/example-etcd-cluster"},
-	}
-	for _, cr := range crs {
-		kubectl(t, time.Minute, "apply", "-n", cr.namespace, "-f", cr.manifest)
-		if cr.namespace == "etc" {
-			t.Cleanup(func() {
-				_, _ = suite.Run(context.Background(), "kubectl", "delete", "-n", cr.namespace, cr.object, "--wait=false")
+		{"an EtcdCluster of the namespaced operator", "etc", etcdSample, "etcdcluster/example-etcd-cluster"},
+		{"an EtcdCluster of the cluster-wide operator", outside, clusterwideEtcdSample, "etcdcluster/example-etcd-cluster"},
+	}, func(t *testing.T) {
+		for _, c := range untouched {
+			t.Run(c.name+" outside namespace default stays untouched", func(t *testing.T) {
+				got := kubectl(t, time.Minute, "get", "-n", c.namespace, c.object, "-o", "jsonpath={.metadata.finalizers}{.status}")
+				if got != "" {
+					t.Errorf("a namespaced operator acted on %s in %s: finalizers and status %q", c.object, c.namespace, got)
+				}
 			})
 		}
-	}
-	for _, cr := range crs {
-		t.Run(cr.name, func(t *testing.T) {
-			kubectl(t, 6*time.Minute, "wait", "-n", cr.namespace, "--for=condition=Ready", cr.object, "--timeout=5m")
-		})
-	}
-	// Deleting runs what only a deletion does (the homework's backup before
-	// delete, with its Job and the credentials it then removes).
-	for _, cr := range crs {
-		t.Run(cr.name+" is deleted", func(t *testing.T) {
-			kubectl(t, 6*time.Minute, "delete", "-n", cr.namespace, cr.object, "--timeout=5m")
-		})
-	}
+	})
 }
 
 // Every request of the deployed operators was allowed, over the CRs' whole
@@ -156,9 +171,108 @@ func TestCustomResourcesBecomeReady(t *testing.T) {
 // shipped bindings on a real API server.
 func TestNoRequestWasForbidden(t *testing.T) {
 	needDeployed(t)
-	for _, d := range deployed {
-		t.Run(d.spec, func(t *testing.T) {
-			logs := kubectl(t, time.Minute, "logs", "-n", d.namespace, "deployment/"+d.deployment)
+	checkLogs(t, namespaced)
+}
+
+// config/cluster-wide, applied over config/default as README.md shows: the
+// same Deployments, now acting on the CRs of any namespace, with every
+// request allowed.
+func TestClusterWideVariants(t *testing.T) {
+	needDeployed(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	if err := deploy(ctx, clusterWide); err != nil {
+		t.Fatal(err)
+	}
+	checkRunning(t, clusterWide)
+	ns := namespace(t)
+	checkCRs(t, []cr{
+		{"a mysql Database", ns, databaseSample, "database/mysql-db"},
+		{"a Gordon", ns, gordonSample, "gordon/gordoncluster"},
+		{"the homework's MySQL", ns, mysqlSample, "mysql/mysql-instance"},
+	}, nil)
+	checkLogs(t, clusterWide)
+}
+
+const (
+	databaseSample        = "operators/database/config/samples/mysql-db.yaml"
+	gordonSample          = "operators/gordon/config/samples/gordoncluster.yaml"
+	mysqlSample           = "operators/mysql-backup/config/samples/mysql-instance.yaml"
+	etcdSample            = "operators/etcd-cluster/config/samples/example-etcd-cluster.yaml"
+	clusterwideEtcdSample = "labs/etcd/clusterwide-etcd-cluster.yaml"
+)
+
+// cr is a custom resource a test applies: what it is, its namespace, its
+// manifest and the kubectl name of the object.
+type cr struct{ name, namespace, manifest, object string }
+
+// namespace creates a namespace of the test's own, deleted after it.
+func namespace(t *testing.T) string {
+	t.Helper()
+	ns := fmt.Sprintf("deployed-%d", time.Now().UnixNano()%1_000_000)
+	kubectl(t, time.Minute, "create", "namespace", ns)
+	t.Cleanup(func() { _, _ = suite.Run(context.Background(), "kubectl", "delete", "namespace", ns, "--wait=false") })
+	return ns
+}
+
+// checkRunning checks that each deployment's pod runs on the real node, its
+// image and ServiceAccount the manifests'.
+func checkRunning(t *testing.T, ds []deployment) {
+	t.Helper()
+	for _, d := range ds {
+		t.Run(d.spec+" runs from its manifests", func(t *testing.T) {
+			op := strings.SplitN(d.spec, ":", 2)[0]
+			out := kubectl(t, time.Minute, "get", "pods", "-n", d.namespace, "-l", "app.kubernetes.io/name="+d.name,
+				"--field-selector=status.phase=Running",
+				"-o", `jsonpath={range .items[*]}{.spec.nodeName} {.spec.serviceAccountName} {.spec.containers[0].image}{"\n"}{end}`)
+			want := fmt.Sprintf("real-node %s ghcr.io/operator-workshops/%s-operator:v", d.name, op)
+			if !strings.HasPrefix(out, want) {
+				t.Errorf("operator pod: %q, want %q...", out, want)
+			}
+		})
+	}
+}
+
+// apply applies the CRs, and deletes them after the test.
+func apply(t *testing.T, crs []cr) {
+	t.Helper()
+	for _, c := range crs {
+		kubectl(t, time.Minute, "apply", "-n", c.namespace, "-f", c.manifest)
+		t.Cleanup(func() {
+			_, _ = suite.Run(context.Background(), "kubectl", "delete", "-n", c.namespace, c.object, "--ignore-not-found", "--wait=false")
+		})
+	}
+}
+
+// checkCRs applies crs, waits for each to be Ready, runs meanwhile (if any),
+// then deletes them one by one, which runs what only a deletion does (the
+// homework's backup before delete, with its Job and the credentials it then
+// removes).
+func checkCRs(t *testing.T, crs []cr, meanwhile func(*testing.T)) {
+	t.Helper()
+	apply(t, crs)
+	for _, c := range crs {
+		t.Run(c.name+" becomes Ready", func(t *testing.T) {
+			kubectl(t, 6*time.Minute, "wait", "-n", c.namespace, "--for=condition=Ready", c.object, "--timeout=5m")
+		})
+	}
+	if meanwhile != nil {
+		meanwhile(t)
+	}
+	for _, c := range crs {
+		t.Run(c.name+" is deleted", func(t *testing.T) {
+			kubectl(t, 6*time.Minute, "delete", "-n", c.namespace, c.object, "--timeout=5m")
+		})
+	}
+}
+
+// checkLogs checks that each deployment's operator led (its lease) and that
+// its log holds no refusal.
+func checkLogs(t *testing.T, ds []deployment) {
+	t.Helper()
+	for _, d := range ds {
+		t.Run(d.spec+" was refused nothing", func(t *testing.T) {
+			logs := kubectl(t, time.Minute, "logs", "-n", d.namespace, "deployment/"+d.name)
 			if !strings.Contains(logs, "Successfully acquired lease") {
 				t.Errorf("the operator never led: its log does not say it acquired its lease")
 			}

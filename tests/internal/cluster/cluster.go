@@ -249,7 +249,13 @@ func (s *Suite) startOperator(ctx context.Context, op string, args ...string) er
 // twice with different flags (the etcd operator namespaced and cluster-wide).
 func (s *Suite) startInstance(ctx context.Context, name, op string, args ...string) error {
 	if s.Provider == Kind {
-		_, err := s.Run(ctx, "scripts/kind.sh", "deploy", s.name, op)
+		// The tests' CRs are in namespaces of their own: the operators that
+		// serve namespace default only in config/default run cluster-wide.
+		spec := op
+		if op != "etcd-cluster" {
+			spec += ":cluster-wide"
+		}
+		_, err := s.Run(ctx, "scripts/kind.sh", "deploy", s.name, spec)
 		return err
 	}
 	logs := filepath.Join(s.Root, "bin", "logs")
