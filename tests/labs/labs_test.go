@@ -108,12 +108,16 @@ func runLab(t *testing.T, root, lab string) {
 		cmd.Dir, cmd.Env = root, env
 		return cmd
 	}
-	t.Cleanup(func() {
-		down := command(context.Background(), "scripts/cluster.sh down "+name)
-		if out, err := down.CombinedOutput(); err != nil {
+	down := func() {
+		if out, err := command(context.Background(), "scripts/cluster.sh down "+name).CombinedOutput(); err != nil {
 			t.Errorf("scripts/cluster.sh down %s: %v\n%s", name, err, out)
 		}
-	})
+	}
+	// A run killed before its cleanup leaves its cluster behind: the lab
+	// starts from nothing, as a learner's first try does, not from what an
+	// earlier run left (a Subscription already upgraded, say).
+	down()
+	t.Cleanup(down)
 
 	// After the lab's own Check blocks pass, make lab-check must say every
 	// check is done on the same cluster: the checker learners run is run
