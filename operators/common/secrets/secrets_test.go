@@ -45,3 +45,34 @@ func TestKey(t *testing.T) {
 		})
 	}
 }
+
+// With --referable-secrets-only, a Secret its owner did not label is
+// refused, with the command that labels it; a labelled one serves.
+func TestLabelledOnly(t *testing.T) {
+	c := fake.NewClientBuilder().WithObjects(
+		&corev1.Secret{
+			ObjectMeta: metav1.ObjectMeta{Name: "theirs", Namespace: "ns"},
+			Data:       map[string][]byte{"password": []byte("not yours")},
+		},
+		&corev1.Secret{
+			ObjectMeta: metav1.ObjectMeta{Name: "shared", Namespace: "ns", Labels: map[string]string{ReferableLabel: "true"}},
+			Data:       map[string][]byte{"password": []byte("s3cret")},
+		},
+	).Build()
+	ctx, p := context.Background(), Policy{LabelledOnly: true}
+
+	v, err := p.Key(ctx, c, "ns", "theirs", "password", "the root password", "")
+	reason, msg, blocked, _ := conditions.Reported(err)
+	want := `Secret "theirs" is not labelled operator-workshops.io/referable=true: the operator runs with ` +
+		`--referable-secrets-only and uses only the Secrets their owners marked. If the root password may serve here, ` +
+		`its owner labels it: kubectl label secret theirs operator-workshops.io/referable=true`
+	if v != nil || !blocked || reason != ReasonSecretNotReferable || msg != want {
+		t.Errorf("unlabelled: value %q, blocked %v, reason %q, message %q; want refused with %q", v, blocked, reason, msg, want)
+	}
+	if v, err := p.Key(ctx, c, "ns", "shared", "password", "the root password", ""); err != nil || string(v) != "s3cret" {
+		t.Errorf("labelled: value %q, err %v; want s3cret", v, err)
+	}
+	if v, err := Key(ctx, c, "ns", "theirs", "password", "the root password", ""); err != nil || string(v) != "not yours" {
+		t.Errorf("by default: value %q, err %v; want any Secret of the namespace", v, err)
+	}
+}

@@ -11,6 +11,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/operator-workshops/workshop/operators/common/manager"
+	"github.com/operator-workshops/workshop/operators/common/secrets"
 	dbv1 "github.com/operator-workshops/workshop/operators/database/api/v1"
 	"github.com/operator-workshops/workshop/operators/database/internal/controller"
 )
@@ -18,6 +19,7 @@ import (
 func main() {
 	images := map[dbv1.Type]string{}
 	requests := controller.DefaultRequests
+	var policy secrets.Policy
 	manager.Main(manager.Operator{
 		Name:        "database",
 		AddToScheme: []func(*runtime.Scheme) error{dbv1.AddToScheme},
@@ -27,6 +29,7 @@ func main() {
 					controller.DefaultImage(t)+").", func(s string) error { images[t] = s; return nil })
 			}
 			requests.BindFlags(fs, "server", "Database's server pod")
+			policy.BindFlags(fs)
 		},
 		Setup: func(mgr ctrl.Manager, _ manager.Options) error {
 			return (&controller.DatabaseReconciler{
@@ -35,6 +38,7 @@ func main() {
 				Recorder:  mgr.GetEventRecorder(controller.FieldOwner),
 				Images:    images,
 				Requests:  requests,
+				Secrets:   policy,
 			}).SetupWithManager(mgr)
 		},
 		Cache: controller.Cache(),

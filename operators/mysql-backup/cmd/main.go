@@ -11,6 +11,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/operator-workshops/workshop/operators/common/manager"
+	"github.com/operator-workshops/workshop/operators/common/secrets"
 	mysqlv1 "github.com/operator-workshops/workshop/operators/mysql-backup/api/v1"
 	"github.com/operator-workshops/workshop/operators/mysql-backup/internal/controller"
 )
@@ -18,6 +19,7 @@ import (
 func main() {
 	deadline := controller.DefaultJobDeadline
 	server, jobs := controller.DefaultServerRequests, controller.DefaultJobRequests
+	var policy secrets.Policy
 	manager.Main(manager.Operator{
 		Name:             "mysql-backup",
 		AddToScheme:      []func(*runtime.Scheme) error{mysqlv1.AddToScheme},
@@ -27,6 +29,7 @@ func main() {
 				"How long a backup, restore or password Job may run before it counts as failed.")
 			server.BindFlags(fs, "server", "MySQL's server pod")
 			jobs.BindFlags(fs, "job", "backup, restore or password Job's pod")
+			policy.BindFlags(fs)
 		},
 		Setup: func(mgr ctrl.Manager, _ manager.Options) error {
 			return (&controller.MySQLReconciler{
@@ -36,6 +39,7 @@ func main() {
 				JobDeadline:    deadline,
 				ServerRequests: server,
 				JobRequests:    jobs,
+				Secrets:        policy,
 			}).SetupWithManager(mgr)
 		},
 		Cache: controller.Cache(),

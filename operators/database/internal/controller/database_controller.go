@@ -18,6 +18,7 @@ import (
 	"github.com/operator-workshops/workshop/operators/common/pods"
 	"github.com/operator-workshops/workshop/operators/common/reconciler"
 	"github.com/operator-workshops/workshop/operators/common/refs"
+	"github.com/operator-workshops/workshop/operators/common/secrets"
 	dbv1 "github.com/operator-workshops/workshop/operators/database/api/v1"
 )
 
@@ -29,6 +30,8 @@ type DatabaseReconciler struct {
 	// Secrets, of which the cache holds the metadata only.
 	APIReader client.Reader
 	Recorder  events.EventRecorder
+	// Secrets says which Secrets of its namespace a Database may name.
+	Secrets secrets.Policy
 	// Images overrides the default image of a type for every Database that
 	// does not name its own (for example local stand-ins of mongo or mysql).
 	Images map[dbv1.Type]string

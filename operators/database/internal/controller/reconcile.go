@@ -73,7 +73,7 @@ func (r *DatabaseReconciler) reconcileSecret(ctx context.Context, db *dbv1.Datab
 
 	const what = "the root password"
 	if !generated {
-		if _, err := secrets.Key(ctx, r.APIReader, db.Namespace, ref.Name, ref.Key, what,
+		if _, err := r.Secrets.Key(ctx, r.APIReader, db.Namespace, ref.Name, ref.Key, what,
 			"remove spec.rootPasswordSecretRef to let the operator generate one"); err != nil {
 			return nil, err
 		}

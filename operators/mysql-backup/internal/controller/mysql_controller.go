@@ -25,6 +25,7 @@ import (
 	"github.com/operator-workshops/workshop/operators/common/pods"
 	"github.com/operator-workshops/workshop/operators/common/reconciler"
 	"github.com/operator-workshops/workshop/operators/common/refs"
+	"github.com/operator-workshops/workshop/operators/common/secrets"
 	mysqlv1 "github.com/operator-workshops/workshop/operators/mysql-backup/api/v1"
 )
 
@@ -43,6 +44,8 @@ type MySQLReconciler struct {
 	// ServerRequests are what each MySQL's server requests of its node,
 	// JobRequests what each of its Jobs' pods requests.
 	ServerRequests, JobRequests pods.Requests
+	// Secrets says which Secrets of its namespace a MySQL may name.
+	Secrets secrets.Policy
 	// jobsTold holds, for each MySQL, the restore and backup Jobs whose
 	// outcome an Event has told: the pass after the one that saw the Job
 	// done may read the MySQL from a cache that has not seen that pass's

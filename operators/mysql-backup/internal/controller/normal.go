@@ -21,7 +21,6 @@ import (
 	"github.com/operator-workshops/workshop/operators/common/apply"
 	"github.com/operator-workshops/workshop/operators/common/conditions"
 	"github.com/operator-workshops/workshop/operators/common/pods"
-	"github.com/operator-workshops/workshop/operators/common/secrets"
 	mysqlv1 "github.com/operator-workshops/workshop/operators/mysql-backup/api/v1"
 	"github.com/operator-workshops/workshop/operators/mysql-backup/internal/scripts"
 )
@@ -202,7 +201,7 @@ func (r *MySQLReconciler) desiredPassword(ctx context.Context, m *mysqlv1.MySQL)
 		return m.Spec.Password, nil
 	}
 	ref := m.Spec.PasswordSecretRef
-	p, err := secrets.Key(ctx, r.APIReader, m.Namespace, ref.Name, ref.Key, "the root password", "")
+	p, err := r.Secrets.Key(ctx, r.APIReader, m.Namespace, ref.Name, ref.Key, "the root password", "")
 	return string(p), err
 }
 
