@@ -14,7 +14,10 @@
 //     recomputed from what the pass observed, every pass, so that none
 //     stays behind once its cause is gone.
 //  5. Tell a person, once per reason, in a Warning event, when Degraded
-//     becomes True; write the status only when it changed.
+//     becomes True; write the status only when it changed, and not at all
+//     when the pass is Settling: it created children, whose own watch
+//     events bring the object back at once, so what it would report is out
+//     of date already.
 //
 // A *conditions.Blocked or *conditions.Waiting error ends a pass without a
 // retry: Summarize reports it, and the watches bring the object back when a
@@ -78,6 +81,16 @@ type Steps[T Object, O any] struct {
 	// It may set any of obj's status; ObservedGeneration is still the one
 	// the previous pass observed while it runs.
 	Normal func(ctx context.Context, obj T) (O, ctrl.Result, error)
+	// Settling, when set, says that Normal, which ended without an error,
+	// created children whose own watch events bring the object back at
+	// once. The pass then writes no status: it would report a step ("the
+	// Pod is being created") that the next pass, moments later, reports
+	// past, and a status write costs a request on the custom resource's
+	// rate limiter, the one that bounds how fast many objects become
+	// Ready (a Database's status was written twice on its way to Ready,
+	// where once suffices). Only passes that created a watched child may
+	// settle, or the status would never be written.
+	Settling func(observed O) bool
 	// Summarize sets the conditions from what Normal observed and the
 	// error it ended with, on every pass. For an error that is neither
 	// Blocked nor Waiting (a failed API call) it may leave them as they
@@ -130,6 +143,9 @@ func Run[T Object, O any](ctx context.Context, req ctrl.Request, s Steps[T, O]) 
 
 	before := obj.DeepCopyObject().(T)
 	observed, res, err := s.Normal(ctx, obj)
+	if err == nil && s.Settling != nil && s.Settling(observed) {
+		return res, nil
+	}
 	obj.SetObservedGeneration(obj.GetGeneration())
 	s.Summarize(obj, observed, err)
 	s.tell(before, obj)

@@ -278,3 +278,27 @@ func TestToldForgetsWhatIsGone(t *testing.T) {
 		t.Errorf("%d Warning events for the two objects' problems, want 2 (one each)", n)
 	}
 }
+
+// A pass that created children writes no status: their events bring the
+// object back, and that pass reports what they look like. A pass that
+// failed reports as any other.
+func TestSettlingPassWritesNoStatus(t *testing.T) {
+	f := newFixture(t, finalizer)
+	s := f.steps()
+	s.Settling = func(observed string) bool { return observed == "observed" }
+	f.result = ctrl.Result{RequeueAfter: time.Minute}
+	res, err := f.run(t, s)
+	if err != nil || res.RequeueAfter != time.Minute {
+		t.Fatalf("settling pass: %+v, %v; want Normal's result", res, err)
+	}
+	if got := f.stored(t); got.Status.Note != "" || got.Status.ObservedGeneration != 0 || f.normals != 1 {
+		t.Fatalf("after a settling pass: status %+v, %d Normal passes; want no status written", got.Status, f.normals)
+	}
+	f.err = fmt.Errorf("pass: %w", conditions.Block("SecretNotFound", "create Secret s"))
+	if _, err := f.run(t, s); err != nil {
+		t.Fatal(err)
+	}
+	if got := f.stored(t); got.Status.Note != "observed" || got.Status.ObservedGeneration != 3 {
+		t.Errorf("a blocked pass that may settle: status %+v; want it written", got.Status)
+	}
+}

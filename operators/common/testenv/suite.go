@@ -51,8 +51,8 @@ type Suite struct {
 	MetadataOnly []string
 
 	// Client talks to the suite's API server directly (no cache), once
-	// Main has started it.
-	Client client.Client
+	// Main has started it; it can watch, to see every write to an object.
+	Client client.WithWatch
 
 	cfg         *rest.Config
 	scheme      *runtime.Scheme
@@ -104,7 +104,7 @@ func (s *Suite) start(m *testing.M) error {
 			fmt.Fprintln(os.Stderr, "the manager stopped with:", err)
 		}
 	}()
-	if s.Client, err = client.New(s.cfg, client.Options{Scheme: s.scheme}); err != nil {
+	if s.Client, err = client.NewWithWatch(s.cfg, client.Options{Scheme: s.scheme}); err != nil {
 		return err
 	}
 	s.code = m.Run()

@@ -62,6 +62,7 @@ func (r *DatabaseReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 		Client: r.Client, Recorder: r.Recorder, Told: &r.told,
 		New:       func() *dbv1.Database { return &dbv1.Database{} },
 		Normal:    r.reconcileChildren,
+		Settling:  func(o observed) bool { return o.created },
 		Summarize: summarize,
 	})
 }

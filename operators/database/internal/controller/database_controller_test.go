@@ -6,13 +6,16 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/watch"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/operator-workshops/workshop/operators/common/conditions"
@@ -67,8 +70,39 @@ func waitCondition(t *testing.T, db *dbv1.Database, typ string, status metav1.Co
 	return got
 }
 
+// writesUntilReady watches the Databases of ns and, once called, counts
+// the writes to name (no finalizer: status writes) until it says Ready.
+func writesUntilReady(t *testing.T, ns, name string) func() int {
+	t.Helper()
+	w, err := suite.Client.Watch(context.Background(), &dbv1.DatabaseList{}, client.InNamespace(ns))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(w.Stop)
+	return func() int {
+		writes := 0
+		timeout := time.After(time.Minute)
+		for {
+			select {
+			case ev := <-w.ResultChan():
+				db, ok := ev.Object.(*dbv1.Database)
+				if !ok || db.Name != name || ev.Type != watch.Modified {
+					continue
+				}
+				writes++
+				if meta.IsStatusConditionTrue(db.Status.Conditions, conditions.Ready) {
+					return writes
+				}
+			case <-timeout:
+				t.Fatalf("Database %s not Ready after %d writes and a minute", name, writes)
+			}
+		}
+	}
+}
+
 func TestMongoBecomesPodAndNodePortService(t *testing.T) {
 	ns := suite.Namespace(t, nil)
+	writes := writesUntilReady(t, ns, "mongo-db")
 	db := createDatabase(t, ns, "mongo-db", dbv1.DatabaseSpec{Type: dbv1.Mongo})
 
 	pod := getPod(t, db)
@@ -98,6 +132,12 @@ func TestMongoBecomesPodAndNodePortService(t *testing.T) {
 	}
 	if got.Status.ObservedGeneration != got.Generation {
 		t.Errorf("observedGeneration %d, generation %d", got.Status.ObservedGeneration, got.Generation)
+	}
+	// One write per state a person sees (Pending, then Ready): the pass
+	// that creates the children leaves the status to the pass their
+	// events start, which sees them.
+	if n := writes(); n != 2 {
+		t.Errorf("the status was written %d times on the way to Ready, want 2 (Pending, Ready)", n)
 	}
 }
 

@@ -29,6 +29,9 @@ type observed struct {
 	pod *corev1.Pod
 	// nodePort is the port the API server allocated to the Service.
 	nodePort int32
+	// created says the pass created a child: its watch event brings the
+	// Database back, and that pass writes the status (reconciler.Settling).
+	created bool
 }
 
 // reconcileChildren creates or repairs the Secret, the Pod and the Service,
@@ -53,6 +56,7 @@ func (r *DatabaseReconciler) reconcileChildren(ctx context.Context, db *dbv1.Dat
 		return o, ctrl.Result{}, err
 	}
 	o.nodePort, err = r.reconcileService(ctx, db, ref, &made)
+	o.created = len(made) > 0
 	return o, ctrl.Result{}, err
 }
 
