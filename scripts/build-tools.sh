@@ -43,11 +43,13 @@ module_dir() {
 }
 
 # packages are what go build builds: the module's whole tool directive, but
-# for the Kubernetes module, whose one directive serves two tools.
+# for the Kubernetes module, whose one directive serves two tools, and for
+# CoreDNS, built from the module's own main package (a subset of plugins).
 packages() {
 	local b
 	case $1 in
 	kubernetes | kubernetes-node) for b in $(binaries "$1"); do echo "k8s.io/kubernetes/cmd/$b"; done ;;
+	coredns) echo . ;;
 	*) echo tool ;;
 	esac
 }
@@ -67,47 +69,44 @@ ldflags() {
 	echo "$flags"
 }
 
+# sources prints the Go files of a tool module that has its own main package.
+sources() {
+	local f
+	for f in "$1"/*.go; do
+		if [ -f "$f" ]; then cat "$f"; fi
+	done
+}
+
 build() {
 	local tool=$1 dir stamp want b flags missing=0
 	dir=$(module_dir "$tool")
 	flags="-s -w $(ldflags "$tool")"
-	want=$( (cat "$dir/go.mod" "$dir/go.sum"; echo "$flags") | sha256sum | cut -d' ' -f1)
+	want=$( (cat "$dir/go.mod" "$dir/go.sum"; sources "$dir"; echo "$flags") | sha256sum | cut -d' ' -f1)
 	stamp="$bin/.stamp-$tool"
 	for b in $(binaries "$tool"); do [ -x "$bin/$b" ] || missing=1; done
 	if [ $missing = 0 ] && [ "$(cat "$stamp" 2>/dev/null)" = "$want" ]; then
 		return 0
 	fi
 	local hint=""
-	case $tool in kubernetes | kubernetes-node) hint=" (the first build takes 5 to 10 minutes on 2 cores)" ;; esac
+	case $tool in kubernetes) hint=" (the first build takes about 12 minutes on 2 cores)" ;; esac
 	echo "build-tools: building $(binaries "$tool") into $bin$hint" >&2
 	local start=$SECONDS
 	# go build -o DIR writes one binary per main package.
 	# shellcheck disable=SC2046 # one word per package
-	(cd "$dir" && exec env GOWORK=off GOFLAGS=-mod=readonly CGO_ENABLED=0 \
-		go build -trimpath -ldflags "$flags" -o "$bin/" $(packages "$tool")) &
-	building=$!
-	# go build says nothing until it is done; a first build of Kubernetes
-	# takes minutes: say it is still going every 30 s.
-	local next=$((SECONDS + 30))
-	while kill -0 "$building" 2>/dev/null; do
-		if [ $SECONDS -ge $next ]; then
-			echo "build-tools: still building $tool, $((SECONDS - start))s so far" >&2
-			next=$((SECONDS + 30))
-		fi
-		sleep 1
-	done
-	wait "$building"
-	building=
+	progress "building $tool" env -C "$dir" GOWORK=off GOFLAGS=-mod=readonly CGO_ENABLED=0 \
+		go build -trimpath -ldflags "$flags" -o "$bin/" $(packages "$tool")
 	# go names a binary after its package path: etcd's server is ".../server/v3".
 	if [ "$tool" = etcd ]; then mv -f "$bin/server" "$bin/etcd"; fi
 	echo "$want" >"$stamp"
 	echo "build-tools: $tool ready in $((SECONDS - start))s" >&2
 }
 
+say() { echo "build-tools: $*" >&2; }
+# shellcheck source=scripts/wait.sh
+. "$root/scripts/wait.sh"
 # A build runs in the background (for its progress lines): stop it with the
 # script, on Ctrl-C too.
-building=
-trap '[ -z "$building" ] || kill "$building" 2>/dev/null' EXIT
+trap '[ -z "$progressing" ] || kill "$progressing" 2>/dev/null' EXIT
 
 tools=("$@")
 [ ${#tools[@]} -gt 0 ] || tools=(kubernetes etcd kwok controller-gen golangci-lint)

@@ -96,9 +96,10 @@ create() {
 	# downloads nothing; kubectl it finds on PATH.
 	# kwokctl picks "unused" ports by trying them, so two clusters created at
 	# once pick the same ones: create one at a time. The lock is released
-	# when this script exits.
+	# when this script exits. It lies beside the clusters directory, not in
+	# it: kwokctl warns of any file there that is not a cluster.
 	mkdir -p "$(dirname "$dir")"
-	exec 9>"$(dirname "$dir")/.create.lock"
+	exec 9>"$(dirname "$(dirname "$dir")")/cluster-create.lock"
 	flock 9
 	# kwokctl copies the configuration into the cluster's kwok.yaml, which
 	# `kwokctl start cluster` reads again. The lock's descriptor is closed

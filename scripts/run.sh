@@ -15,6 +15,9 @@ cd "$root"
 [ $# -gt 0 ] || { echo "usage: scripts/run.sh OPERATOR... (see operators/)" >&2; exit 2; }
 
 step() { printf '\n==> %s\n' "$*"; }
+say() { echo "  $*"; }
+# shellcheck source=scripts/wait.sh
+. "$root/scripts/wait.sh"
 
 step "local cluster"
 scripts/cluster.sh up
@@ -33,13 +36,16 @@ stop() {
 	wait "${pids[@]}" 2>/dev/null || true
 	pids=()
 }
-trap stop EXIT
+trap '[ -z "$progressing" ] || kill "$progressing" 2>/dev/null; stop' EXIT
 trap 'exit 130' INT TERM
 
 port=8081
 for op in "$@"; do
 	step "$op operator"
-	go build -o "bin/$op-operator" "./operators/$op/cmd"
+	# Built as the tools are (no cgo, trimmed paths): the Kubernetes
+	# libraries the control plane's build compiled are then reused, not
+	# compiled again.
+	progress "building bin/$op-operator" env CGO_ENABLED=0 go build -trimpath -o "bin/$op-operator" "./operators/$op/cmd"
 	"bin/$op-operator" --health-probe-bind-address=":$port" >"$logs/$op.log" 2>&1 &
 	pids+=($!)
 	echo "running as pid $!, logs in bin/logs/$op.log"

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Waiting helpers shared by cluster.sh and node.sh, which source this file
-# and define say and die first.
+# Waiting helpers shared by the scripts that source this file (cluster.sh,
+# node.sh, olm.sh, build-tools.sh, run.sh), which define say, and die for
+# wait_until, first.
 
 # poll SECONDS COMMAND...: runs COMMAND every half second until it succeeds;
 # fails after SECONDS.
@@ -19,4 +20,26 @@ wait_until() {
 	shift 2
 	poll "$timeout" "$@" || die "timed out after ${timeout}s waiting for $what"
 	say "$what ($((SECONDS - start))s)"
+}
+
+# progress WHAT COMMAND...: runs COMMAND, which may say nothing for minutes
+# (a first go build), and says every 30 s that WHAT is still going; returns
+# COMMAND's status. $progressing holds its pid meanwhile, for a trap that
+# stops it with the script (on Ctrl-C too).
+progressing=
+progress() {
+	local what=$1 start=$SECONDS next=$((SECONDS + 30)) status=0
+	shift
+	"$@" &
+	progressing=$!
+	while kill -0 "$progressing" 2>/dev/null; do
+		if [ $SECONDS -ge $next ]; then
+			say "still $what, $((SECONDS - start))s so far"
+			next=$((SECONDS + 30))
+		fi
+		sleep 1
+	done
+	wait "$progressing" || status=$?
+	progressing=
+	return $status
 }
