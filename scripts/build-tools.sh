@@ -16,6 +16,10 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 bin=${BIN:-$root/bin}
 mkdir -p "$bin"
 
+say() { echo "build-tools: $*" >&2; }
+# shellcheck source=scripts/wait.sh
+. "$root/scripts/wait.sh"
+
 # The binaries a tool produces.
 binaries() {
 	case $1 in
@@ -29,7 +33,7 @@ binaries() {
 	kind) echo kind ;;
 	ko) echo ko ;;
 	olm) echo olm catalog cpb ;;
-	*) echo "build-tools: unknown tool '$1' (see scripts/tools/)" >&2; return 1 ;;
+	*) say "unknown tool '$1' (see scripts/tools/)"; return 1 ;;
 	esac
 }
 
@@ -89,7 +93,7 @@ build() {
 	fi
 	local hint=""
 	case $tool in kubernetes) hint=" (the first build takes about 12 minutes on 2 cores)" ;; esac
-	echo "build-tools: building $(binaries "$tool") into $bin$hint" >&2
+	say "building $(binaries "$tool") into $bin$hint"
 	local start=$SECONDS
 	# go build -o DIR writes one binary per main package.
 	# shellcheck disable=SC2046 # one word per package
@@ -98,12 +102,9 @@ build() {
 	# go names a binary after its package path: etcd's server is ".../server/v3".
 	if [ "$tool" = etcd ]; then mv -f "$bin/server" "$bin/etcd"; fi
 	echo "$want" >"$stamp"
-	echo "build-tools: $tool ready in $((SECONDS - start))s" >&2
+	say "$tool ready in $((SECONDS - start))s"
 }
 
-say() { echo "build-tools: $*" >&2; }
-# shellcheck source=scripts/wait.sh
-. "$root/scripts/wait.sh"
 # A build runs in the background (for its progress lines): stop it with the
 # script, on Ctrl-C too.
 trap '[ -z "$progressing" ] || kill "$progressing" 2>/dev/null' EXIT
