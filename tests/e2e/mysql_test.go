@@ -13,6 +13,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/e2e-framework/klient/k8s"
 	"sigs.k8s.io/e2e-framework/klient/k8s/resources"
@@ -155,7 +156,8 @@ func restoreReport(ctx context.Context, t *testing.T, cfg *envconf.Config, m *my
 
 // A backup that cannot succeed keeps the MySQL and says why, until an
 // administrator says the data may go. Here the backup volume can never bind
-// (its storage class does not exist), so the backup Job runs out of time.
+// (it was made with a storage class that does not exist), so the backup Job
+// runs out of time.
 func TestFailedBackupKeepsTheMySQL(t *testing.T) {
 	m := &mysqlv1.MySQL{}
 	f := features.New("a MySQL whose backup fails").
@@ -172,14 +174,24 @@ func TestFailedBackupKeepsTheMySQL(t *testing.T) {
 		Assess("stays after kubectl delete, with a condition and an event that say why", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
 			r := client(t, cfg)
 			noSuchClass := "no-such-class"
-			applySample(ctx, t, cfg, "operators/mysql-backup/config/samples/mysql-instance.yaml", m,
-				func() { m.Spec.StorageClassName = &noSuchClass })
-			// A MySQL deleted before the operator saw it has no finalizer,
-			// and no server yet: wait until the operator took it in hand.
-			waitFor(t, "the operator to wait for the server", conditions.New(r).ResourceMatch(m, func(o k8s.Object) bool {
-				c := meta.FindStatusCondition(o.(*mysqlv1.MySQL).Status.Conditions, "Ready")
-				return c != nil && c.Reason == "ServerStarting"
-			}))
+			// The backup volume of an earlier MySQL of the same name, as
+			// the operator makes it, on a class no volume can come from.
+			backupVolume := &corev1.PersistentVolumeClaim{
+				ObjectMeta: metav1.ObjectMeta{Name: "backup-mysql-instance-pvc", Namespace: namespaceOf(ctx),
+					Annotations: map[string]string{"otus.homework/backup-of": "mysql-instance"}},
+				Spec: corev1.PersistentVolumeClaimSpec{
+					AccessModes:      []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+					StorageClassName: &noSuchClass,
+					Resources:        corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")}},
+				},
+			}
+			if err := r.Create(ctx, backupVolume); err != nil {
+				t.Fatal(err)
+			}
+			applySample(ctx, t, cfg, mysqlSample, m)
+			// The server runs (its own volume binds); the restore, which
+			// needs the backup volume, cannot.
+			waitFor(t, "the restore to fail", conditions.New(r).ResourceMatch(m, mysqlCondition("Restored", "RestoreFailed")))
 			if err := r.Delete(ctx, m); err != nil {
 				t.Fatal(err)
 			}

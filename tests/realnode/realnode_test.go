@@ -149,6 +149,64 @@ func TestHomeworkTableSurvivesRecreate(t *testing.T) {
 	}
 }
 
+// The homework at a learner's pace: the rows are written as soon as the
+// server's pod runs (a learner retries while the server still starts), the
+// MySQL is deleted at once, without waiting for its own Ready (its first
+// restore, from an empty backup volume, may not be reported yet), and
+// created again. The rows come back. (Before: the backup was kept aside,
+// latest unchanged, and the new MySQL said there was no backup to restore.)
+func TestHomeworkAtALearnersPace(t *testing.T) {
+	needReal(t)
+	ctx := context.Background()
+	ns := namespace(ctx, t)
+	sample := "operators/mysql-backup/config/samples/mysql-instance.yaml"
+	pod := func() string {
+		t.Helper()
+		var name string
+		testenv.EventuallyWithin(t, 3*time.Minute, "a Running server pod", func(ctx context.Context) error {
+			out, err := suite.Run(ctx, "kubectl", "get", "pods", "-n", ns, "-l", "app=mysql-instance",
+				"--field-selector=status.phase=Running", "-o", "jsonpath={.items[*].metadata.name}")
+			if name = strings.TrimSpace(out); err != nil || name == "" || strings.Contains(name, " ") {
+				return fmt.Errorf("running server pods: %q (%w)", name, err)
+			}
+			return nil
+		})
+		return name
+	}
+	// exec runs the homework's command, again while the server is still
+	// starting, as a learner does.
+	exec := func(server, sql string) string {
+		t.Helper()
+		var out string
+		testenv.EventuallyWithin(t, 3*time.Minute, "mysql -e "+sql, func(ctx context.Context) error {
+			var err error
+			out, err = suite.Run(ctx, "kubectl", "exec", "-n", ns, server, "--", "mysql", "-u", "root", "-potuspassword", "-e", sql, "otus-database")
+			return err
+		})
+		return out
+	}
+
+	suite.Kubectl(ctx, t, "apply", "-n", ns, "-f", sample)
+	server := pod()
+	exec(server, "CREATE TABLE test ( id smallint unsigned not null auto_increment, name varchar(20) not null, constraint pk_example primary key (id) );")
+	exec(server, "INSERT INTO test ( id, name ) VALUES ( null, 'some data' );")
+	exec(server, "INSERT INTO test ( id, name ) VALUES ( null, 'some data-2' );")
+	suite.Kubectl(ctx, t, "delete", "-n", ns, "mysqls.otus.homework", "mysql-instance", "--timeout=5m")
+	suite.Kubectl(ctx, t, "wait", "-n", ns, "--for=delete", "pods", "-l", "app=mysql-instance", "--timeout=3m")
+
+	suite.Kubectl(ctx, t, "apply", "-n", ns, "-f", sample)
+	suite.Kubectl(ctx, t, "wait", "-n", ns, "--for=condition=Ready", "mysql/mysql-instance", "--timeout=5m")
+	if reason := strings.TrimSpace(suite.Kubectl(ctx, t, "get", "-n", ns, "mysql/mysql-instance", "-o", `jsonpath={.status.conditions[?(@.type=="Restored")].reason}`)); reason != "Restored" {
+		t.Errorf("Restored says %q, want Restored: the rows of the first MySQL were backed up", reason)
+	}
+	out := exec(pod(), "select * from test;")
+	for _, row := range []string{"1\tsome data\n", "2\tsome data-2\n"} {
+		if !strings.Contains(out, row) {
+			t.Errorf("select * from test does not show %q:\n%s", row, out)
+		}
+	}
+}
+
 // readyEndpoints returns the addresses of Service name's endpoints that are
 // ready. A slice with no endpoints has none (kubectl prints it as null, which
 // jsonpath cannot filter, so the list is read as JSON).

@@ -50,7 +50,15 @@ const ReasonNameConflict = "NameConflict"
 // its: an operator never takes over an object it did not create.
 // Gone, it stops standing in the way within NameConflictRecheck.
 func NameConflict(kind, name, ownerKind, ownerName string) error {
+	return NameConflictAdvising(kind, name, ownerKind, ownerName,
+		fmt.Sprintf("Delete or rename the %s, or give the %s another name", kind, ownerKind))
+}
+
+// NameConflictAdvising returns NameConflict's error with advice of its own, for an
+// object that must not be deleted lightly (a volume may hold someone's
+// data).
+func NameConflictAdvising(kind, name, ownerKind, ownerName, advice string) error {
 	return &Blocked{Reason: ReasonNameConflict, Recheck: NameConflictRecheck, Message: fmt.Sprintf(
-		"%s %q exists and does not belong to %s %q: the operator never takes over an object it did not create. "+
-			"Delete or rename the %s, or give the %s another name", kind, name, ownerKind, ownerName, kind, ownerKind)}
+		"%s %q exists and does not belong to %s %q: the operator never takes over an object it did not create. %s",
+		kind, name, ownerKind, ownerName, advice)}
 }

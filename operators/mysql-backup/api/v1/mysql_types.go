@@ -10,12 +10,20 @@ import (
 // may be lost, or whose server cannot be backed up any more.
 const SkipBackupAnnotation = "otus.homework/skip-backup"
 
-// BackupAsLatestAnnotation, set to "true" on a MySQL whose restore never
-// finished, makes the backup taken before its deletion the latest one, which
-// the next MySQL of the same name restores. Without it that backup is kept
-// under its own name only: a server that never got its data back must not
-// replace the last good backup with an empty one.
+// BackupAsLatestAnnotation, set to "true" on a MySQL, makes the backup taken
+// before its deletion the latest one, which the next MySQL of the same name
+// restores, whatever latest names then. Without it that backup becomes the
+// latest only if latest still names the backup the server was restored
+// from (none, if it restored none): otherwise it is kept aside under its own
+// name, so that a server that never got its data back, or a stale one,
+// never hides a newer backup.
 const BackupAsLatestAnnotation = "otus.homework/backup-as-latest"
+
+// RestoreFromAnnotation, set on a MySQL when it is created, names the dump
+// of its backup volume that its restore loads instead of the latest one: a
+// dump kept aside, which the MySQL's Restored condition names. The backup
+// before its deletion then becomes the latest one.
+const RestoreFromAnnotation = "otus.homework/restore-from"
 
 // DefaultBackupsToKeep is spec.backupsToKeep when the MySQL does not say.
 const DefaultBackupsToKeep = 5
@@ -32,18 +40,24 @@ type MySQLSpec struct {
 	Image string `json:"image"`
 
 	// database to create and to back up: letters, digits, $, _ and -, not
-	// starting with - (the dump tools would read it as an option).
+	// starting with - (the dump tools would read it as an option), and
+	// none of the databases MySQL keeps for itself. It cannot change: the
+	// server and its backups hold the database under this name.
 	// +required
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=64
 	// +kubebuilder:validation:XValidation:rule="self.matches('^[0-9A-Za-z$_][0-9A-Za-z$_-]*$')",message="database may hold letters, digits, $, _ and -, and must not start with - (the dump tools would read it as an option)"
+	// +kubebuilder:validation:XValidation:rule="!(self.lowerAscii() in ['information_schema', 'mysql', 'performance_schema', 'sys'])",message="database must not be one of MySQL's own (information_schema, mysql, performance_schema, sys)"
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="database cannot change: the server and its backups hold the database under its first name (create a new MySQL for another database)"
 	Database string `json:"database"`
 
 	// password of the root user, in clear text as in the homework. Prefer
 	// passwordSecretRef. Changing it changes the password in the running
-	// server.
+	// server. It must not start with -: the image's entrypoint would read it
+	// as an option.
 	// +optional
 	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:XValidation:rule="!self.startsWith('-')",message="password must not start with - (the MySQL image's entrypoint would read it as an option)"
 	Password string `json:"password,omitempty"`
 
 	// passwordSecretRef names the Secret key with the root password, in the
@@ -53,9 +67,10 @@ type MySQLSpec struct {
 	PasswordSecretRef *SecretKeyRef `json:"passwordSecretRef,omitempty"`
 
 	// storage_size is the size of the data volume, and of the backup volume
-	// when it is created.
+	// when it is created: a whole number of bytes.
 	// +required
 	// +kubebuilder:validation:XValidation:rule="quantity(string(self)).isGreaterThan(quantity('0'))",message="storage_size must be a positive size, such as 1Gi"
+	// +kubebuilder:validation:XValidation:rule="quantity(string(self)).isInteger()",message="storage_size must be a whole number of bytes, such as 1Gi (m means thousandths)"
 	StorageSize resource.Quantity `json:"storage_size"`
 
 	// storageClassName of both volumes; default: the cluster's default class.
@@ -73,14 +88,19 @@ type MySQLSpec struct {
 
 // SecretKeyRef names a key of a Secret in the MySQL's namespace.
 type SecretKeyRef struct {
-	// name of the Secret.
+	// name of the Secret, in the MySQL's namespace (a name, not
+	// namespace/name).
 	// +required
 	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:XValidation:rule="self.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?([.][a-z0-9]([-a-z0-9]*[a-z0-9])?)*$')",message="name must be a Secret's name in the MySQL's namespace (lower-case letters, digits, - and .), not namespace/name"
 	Name string `json:"name"`
 
 	// key in the Secret's data; default "password".
 	// +optional
 	// +kubebuilder:default=password
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^[-._a-zA-Z0-9]+$`
 	Key string `json:"key,omitempty"`
 }
 

@@ -8,6 +8,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	appsv1ac "k8s.io/client-go/applyconfigurations/apps/v1"
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
@@ -58,11 +59,16 @@ func ownAnnotations(m *mysqlv1.MySQL) map[string]string {
 
 // dataPVC is the server's volume. Like the Deployment, the Service and the
 // credentials, it has no owner reference: the operator deletes it itself,
-// after the backup (see reconcileDelete).
-func dataPVC(m *mysqlv1.MySQL) *corev1ac.PersistentVolumeClaimApplyConfiguration {
+// after the backup (see reconcileDelete). restoredFrom, once its restore is
+// done, is what it loaded (restoredAnnotation).
+func dataPVC(m *mysqlv1.MySQL, restoredFrom string) *corev1ac.PersistentVolumeClaimApplyConfiguration {
+	a := ownAnnotations(m)
+	if restoredFrom != "" {
+		a[restoredAnnotation] = restoredFrom
+	}
 	return corev1ac.PersistentVolumeClaim(dataPVCName(m.Name), m.Namespace).
 		WithLabels(childLabels(m)).
-		WithAnnotations(ownAnnotations(m)).
+		WithAnnotations(a).
 		WithSpec(pvcSpec(m))
 }
 
@@ -71,7 +77,8 @@ func dataPVC(m *mysqlv1.MySQL) *corev1ac.PersistentVolumeClaimApplyConfiguration
 // MySQL of the same name restores them.
 func backupPVC(m *mysqlv1.MySQL) *corev1.PersistentVolumeClaim {
 	return &corev1.PersistentVolumeClaim{
-		ObjectMeta: metav1.ObjectMeta{Name: backupPVCName(m.Name), Namespace: m.Namespace, Labels: childLabels(m)},
+		ObjectMeta: metav1.ObjectMeta{Name: backupPVCName(m.Name), Namespace: m.Namespace, Labels: childLabels(m),
+			Annotations: map[string]string{backupOfAnnotation: m.Name}},
 		Spec: corev1.PersistentVolumeClaimSpec{
 			AccessModes:      []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
 			StorageClassName: m.Spec.StorageClassName,
@@ -177,8 +184,9 @@ func secretEnv(m *mysqlv1.MySQL, name, key string, optional bool) corev1.EnvVar 
 // jobSpec is what differs between the Jobs.
 type jobSpec struct {
 	name, component, script string
-	// host is where the Job finds the server: its Service, or its pod's
-	// address while the Service admits no client.
+	// host is where the Job finds the server: the address of the pod the
+	// operator's Deployment runs, never the Service, whose label selector
+	// any pod of the namespace can match.
 	host string
 	// env: the passwords and the script's own settings.
 	env []corev1.EnvVar
@@ -236,14 +244,22 @@ func loginEnv(m *mysqlv1.MySQL) []corev1.EnvVar {
 	}
 }
 
-// restoreJob loads the latest backup, if any, into a new server. It reaches
-// the server at its pod's address: the Service admits no client until the
-// restore is done.
-func restoreJob(m *mysqlv1.MySQL, o jobOptions, serverIP string) *batchv1.Job {
-	return job(m, o, jobSpec{
+// restoreJob loads the latest backup, if any (or the dump the MySQL's
+// RestoreFromAnnotation names), into the new server on data volume
+// volume. It reaches the server at its pod's address: the Service admits
+// no client until the restore is done.
+func restoreJob(m *mysqlv1.MySQL, o jobOptions, server *corev1.Pod, volume types.UID) *batchv1.Job {
+	env := append(loginEnv(m), corev1.EnvVar{Name: scripts.EnvRestoreID, Value: string(volume)})
+	if from := m.Annotations[mysqlv1.RestoreFromAnnotation]; from != "" {
+		env = append(env, corev1.EnvVar{Name: scripts.EnvRestoreFrom, Value: from})
+	}
+	j := job(m, o, jobSpec{
 		name: restoreJobName(m.Name), component: componentRestore, script: scripts.Restore,
-		host: serverIP, env: loginEnv(m),
+		host: server.Status.PodIP, env: env,
 	})
+	j.Annotations[dataVolumeAnnotation] = string(volume)
+	j.Annotations[serverPodAnnotation] = string(server.UID)
+	return j
 }
 
 // backupPlan says where a backup goes and whether it may become the latest.
@@ -251,12 +267,11 @@ type backupPlan struct {
 	// host of the server (see jobSpec.host).
 	host string
 	// latestExpected is the dump the server was restored from ("none" for
-	// none), "" when unknown: the new dump becomes latest only if latest
-	// still names it, so latest only moves forward.
+	// none, or for a restore not known to have loaded anything), "" for a
+	// backup that becomes latest whatever latest names: the new dump
+	// becomes latest only if latest still names it, so latest only moves
+	// forward.
 	latestExpected string
-	// aside keeps the dump out of latest: the server never got its data
-	// back.
-	aside bool
 }
 
 // backupJob dumps the database before m goes. It is not owned by m, whose
@@ -272,9 +287,6 @@ func backupJob(m *mysqlv1.MySQL, o jobOptions, p backupPlan) *batchv1.Job {
 	if p.latestExpected != "" {
 		env = append(env, corev1.EnvVar{Name: scripts.EnvLatestExpected, Value: p.latestExpected})
 	}
-	if p.aside {
-		env = append(env, corev1.EnvVar{Name: scripts.EnvMakeLatest, Value: "no"})
-	}
 	return job(m, o, jobSpec{
 		name: backupJobName(m.Name), component: componentBackup, script: scripts.Backup,
 		host: p.host, env: env,
@@ -282,16 +294,17 @@ func backupJob(m *mysqlv1.MySQL, o jobOptions, p backupPlan) *batchv1.Job {
 }
 
 // passwordJob sets the password under key target of the credentials in the
-// running server, logging in with it or with the other key's: the server
-// has one of the two. version is the credentials' resourceVersion.
-func passwordJob(m *mysqlv1.MySQL, o jobOptions, target, version string) *batchv1.Job {
+// running server at host (its pod's address), logging in with it or with
+// the other key's: the server has one of the two. version is the
+// credentials' resourceVersion.
+func passwordJob(m *mysqlv1.MySQL, o jobOptions, host, target, version string) *batchv1.Job {
 	other := keyPendingPassword
 	if target == keyPendingPassword {
 		other = keyPassword
 	}
 	j := job(m, o, jobSpec{
 		name: passwordJobName(m.Name), component: componentPassword, script: scripts.Password,
-		host: m.Name,
+		host: host,
 		env: []corev1.EnvVar{
 			secretEnv(m, scripts.EnvPassword, other, false),
 			secretEnv(m, scripts.EnvNewPassword, target, false),

@@ -27,7 +27,20 @@ const (
 	ReasonRestoring        = "Restoring"
 	ReasonRestored         = "Restored"
 	ReasonNoBackup         = "NoBackup"
-	ReasonRestoreFailed    = "RestoreFailed"
+	// ReasonNoLatest: no backup is marked latest, but dumps kept aside are
+	// on the backup volume.
+	ReasonNoLatest = "NoLatestBackup"
+	// ReasonDataVolumeReplaced: the data volume is not the one restored.
+	ReasonDataVolumeReplaced = "DataVolumeReplaced"
+	ReasonDataVolumeDeleted  = "DataVolumeDeleted"
+	// ReasonDataVolumeRefused: the API server refused a change of the data
+	// volume's spec.
+	ReasonDataVolumeRefused   = "DataVolumeChangeRefused"
+	ReasonBackupVolumeDeleted = "BackupVolumeDeleted"
+	// ReasonNothingToBackUp: the server never started, so its deletion
+	// needs no backup.
+	ReasonNothingToBackUp = "NothingToBackUp"
+	ReasonRestoreFailed   = "RestoreFailed"
 	// ReasonRestoreUnreported: the restore Job succeeded without saying what
 	// it loaded.
 	ReasonRestoreUnreported = "RestoreUnreported"

@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/operator-workshops/workshop/operators/common/apply"
 	"github.com/operator-workshops/workshop/operators/common/conditions"
 	mysqlv1 "github.com/operator-workshops/workshop/operators/mysql-backup/api/v1"
 	"github.com/operator-workshops/workshop/operators/mysql-backup/internal/scripts"
@@ -61,7 +62,7 @@ func (r *MySQLReconciler) backupBeforeDelete(ctx context.Context, m *mysqlv1.MyS
 	}
 	name := backupJobName(m.Name)
 	if m.Annotations[mysqlv1.SkipBackupAnnotation] == "true" {
-		r.skipBackup(m, fmt.Sprintf("deleted without a backup, as the %s annotation asks", mysqlv1.SkipBackupAnnotation))
+		r.skipBackup(m, ReasonBackupSkipped, fmt.Sprintf("deleted without a backup, as the %s annotation asks", mysqlv1.SkipBackupAnnotation))
 		return true, nil
 	}
 	j := &batchv1.Job{}
@@ -128,50 +129,81 @@ func (r *MySQLReconciler) backupBeforeDelete(ctx context.Context, m *mysqlv1.MyS
 	return true, nil
 }
 
-// startBackup starts the backup Job. Only a server that got its data back
-// may move latest: the dump of one whose restore never finished is kept
-// aside, unless the user says otherwise.
+// startBackup starts the backup Job, unless the server never started
+// (there is nothing to back up). The dump becomes latest only if latest
+// still names the dump the data volume was restored from (none, for a
+// volume that restored none or whose restore is not known to have
+// finished): so a server that never got its data back keeps the last good
+// backup as latest, and the rows of one that had no backup to restore
+// become the latest backup, however early they were written.
 func (r *MySQLReconciler) startBackup(ctx context.Context, m *mysqlv1.MySQL) (bool, error) {
 	name := backupJobName(m.Name)
-	restored := meta.FindStatusCondition(m.Status.Conditions, Restored)
-	p := backupPlan{host: m.Name}
-	switch {
-	case restored == nil || restored.Status != metav1.ConditionTrue:
-		// The Service admits no client before the restore: reach the pod.
-		// With no pod that answers, the Job waits for the Service in vain
-		// and fails, and the condition says how to retry or skip.
-		pod, err := r.serverPod(ctx, m)
-		if err != nil {
-			return false, err
-		}
-		if pod != nil {
-			p.host = pod.Status.PodIP
-		}
-		p.aside = m.Annotations[mysqlv1.BackupAsLatestAnnotation] != "true"
-	case restored.Reason == ReasonRestoreUnreported:
-		// Restored from something, but from what is not known: latest may
-		// name a newer backup than this server's data.
-		p.aside = m.Annotations[mysqlv1.BackupAsLatestAnnotation] != "true"
-	case restored.Reason == ReasonNoBackup:
-		p.latestExpected = "none"
-	case m.Status.RestoredFrom != "":
-		p.latestExpected = m.Status.RestoredFrom
+	pvc := &corev1.PersistentVolumeClaim{}
+	err := apply.Get(ctx, r.Client, r.APIReader, client.ObjectKey{Namespace: m.Namespace, Name: dataPVCName(m.Name)}, pvc)
+	if client.IgnoreNotFound(err) != nil {
+		return false, err
 	}
-	if err := r.ensureBackupPVC(ctx, m); err != nil {
+	if err != nil || !ours(pvc, m) {
+		pvc = &corev1.PersistentVolumeClaim{}
+	}
+	never, err := r.neverStarted(ctx, m, pvc)
+	if err != nil || never {
+		if never {
+			r.skipBackup(m, ReasonNothingToBackUp, "the server never started, so there is nothing to back up")
+		}
+		return never, err
+	}
+	from := pvc.Annotations[restoredAnnotation]
+	p := backupPlan{latestExpected: restoredNone}
+	switch {
+	case m.Annotations[mysqlv1.BackupAsLatestAnnotation] == "true":
+		p.latestExpected = ""
+	case from != "" && from == m.Annotations[mysqlv1.RestoreFromAnnotation]:
+		// Restored from the dump a person chose: its backup is the new line.
+		p.latestExpected = ""
+	case from != "" && from != restoredNone && from != restoredUnknown:
+		p.latestExpected = from
+	}
+	// The Job talks to the pod the operator's Deployment runs.
+	pod, err := r.serverPod(ctx, m)
+	if err != nil {
+		return false, err
+	}
+	if pod != nil {
+		p.host = pod.Status.PodIP
+	}
+	j := backupJob(m, r.jobOptions(), p)
+	if err = r.ensureBackupPVC(ctx, m); err == nil && pod == nil {
+		err = backingUp(m, "waiting for the server's pod to answer before starting %s "+
+			"(if it never will: `kubectl annotate mysql %s %s=true` deletes the MySQL without a backup)", name, m.Name, mysqlv1.SkipBackupAnnotation)
+	}
+	if err != nil {
+		if errors.As(err, new(*conditions.Blocked)) || errors.As(err, new(*conditions.Waiting)) {
+			// A backup volume being deleted, or a server gone, is no
+			// reason to wait when the namespace goes with them: ask the
+			// API server, with a create that writes nothing.
+			err = errors.Join(err, r.Create(ctx, j.DeepCopy(), client.DryRunAll))
+		}
 		if apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause) {
 			// The whole namespace goes, the backup volume with it: there
 			// is nowhere to keep a backup, and waiting would only hold
 			// the namespace's deletion forever.
-			r.skipBackup(m, fmt.Sprintf("namespace %s is being deleted with %s: no backup is possible", m.Namespace, backupPVCName(m.Name)))
+			r.skipBackup(m, ReasonBackupSkipped, fmt.Sprintf("namespace %s is being deleted with %s: no backup is possible", m.Namespace, backupPVCName(m.Name)))
 			return true, nil
+		}
+		if b := new(conditions.Blocked); errors.As(err, &b) {
+			setCondition(m, BackupSucceeded, metav1.ConditionFalse, b.Reason, b.Message)
+			return false, b
+		}
+		if w := new(conditions.Waiting); errors.As(err, &w) {
+			return false, w
 		}
 		return false, err
 	}
-	j := backupJob(m, r.jobOptions(), p)
 	created, err := owner.CreateOnce(ctx, r.Client, j)
 	switch {
 	case apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause):
-		r.skipBackup(m, fmt.Sprintf("namespace %s is being deleted with %s: no backup is possible", m.Namespace, backupPVCName(m.Name)))
+		r.skipBackup(m, ReasonBackupSkipped, fmt.Sprintf("namespace %s is being deleted with %s: no backup is possible", m.Namespace, backupPVCName(m.Name)))
 		return true, nil
 	case err != nil:
 		return false, err
@@ -182,11 +214,40 @@ func (r *MySQLReconciler) startBackup(ctx context.Context, m *mysqlv1.MySQL) (bo
 }
 
 // skipBackup records that m goes without a backup, and why.
-func (r *MySQLReconciler) skipBackup(m *mysqlv1.MySQL, msg string) {
-	if c := meta.FindStatusCondition(m.Status.Conditions, BackupSucceeded); c == nil || c.Reason != ReasonBackupSkipped {
-		r.Recorder.Eventf(m, nil, corev1.EventTypeWarning, ReasonBackupSkipped, "SkipBackup", "%s", msg)
+func (r *MySQLReconciler) skipBackup(m *mysqlv1.MySQL, reason, msg string) {
+	if c := meta.FindStatusCondition(m.Status.Conditions, BackupSucceeded); c == nil || c.Reason != reason {
+		r.Recorder.Eventf(m, nil, corev1.EventTypeWarning, reason, "SkipBackup", "%s", msg)
 	}
-	setCondition(m, BackupSucceeded, metav1.ConditionFalse, ReasonBackupSkipped, msg)
+	setCondition(m, BackupSucceeded, metav1.ConditionFalse, reason, msg)
+}
+
+// neverStarted reports whether m's server never ran, so that its data
+// volume holds nothing to back up: the volume (pvc, empty when there is
+// none of m's) was never bound, or it was never restored and every pod of
+// the server still waits for its container's first start (a pod that
+// cannot start, say for a missing Secret key).
+func (r *MySQLReconciler) neverStarted(ctx context.Context, m *mysqlv1.MySQL, pvc *corev1.PersistentVolumeClaim) (bool, error) {
+	if pvc.UID == "" || pvc.Status.Phase != corev1.ClaimBound {
+		return true, nil
+	}
+	if pvc.Annotations[restoredAnnotation] != "" {
+		return false, nil
+	}
+	server, err := r.serverPods(ctx, m)
+	if err != nil || len(server) == 0 {
+		return false, err
+	}
+	for _, p := range server {
+		if p.Status.Phase != corev1.PodPending {
+			return false, nil
+		}
+		for _, s := range p.Status.ContainerStatuses {
+			if s.State.Waiting == nil || s.RestartCount > 0 || s.LastTerminationState.Terminated != nil {
+				return false, nil
+			}
+		}
+	}
+	return true, nil
 }
 
 func backingUp(m *mysqlv1.MySQL, format string, args ...any) error {

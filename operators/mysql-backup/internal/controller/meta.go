@@ -27,6 +27,26 @@ const (
 	// the operator tells its own objects from a stranger's, and from those of
 	// an earlier MySQL of the same name.
 	uidAnnotation = "otus.homework/mysql-uid"
+	// restoredAnnotation on the data volume says what its restore loaded
+	// into it: a dump's name, restoredNone or restoredUnknown. The operator
+	// writes it once the volume's restore Job succeeded; it, not the
+	// MySQL's status (which anyone who may write the status can change),
+	// says that the volume needs no restore and which backup its data
+	// comes from. A new volume, one that replaced a deleted one, has none:
+	// it is restored again.
+	restoredAnnotation = "otus.homework/restored-from"
+	restoredNone       = "none"
+	restoredUnknown    = "unknown"
+	// dataVolumeAnnotation on a restore Job is the UID of the data volume
+	// it restores into, and serverPodAnnotation the UID of the server pod
+	// it loads into.
+	dataVolumeAnnotation = "otus.homework/data-volume-uid"
+	serverPodAnnotation  = "otus.homework/server-pod-uid"
+	// backupOfAnnotation on the backup volume names the MySQL it was made
+	// for: only a volume the operator made for the backups of that name is
+	// ever written to. (The name alone says nothing: the data volume of a
+	// MySQL named backup-n is backup-n-pvc, as is n's backup volume.)
+	backupOfAnnotation = "otus.homework/backup-of"
 	// passwordVersionAnnotation counts the password changes on the
 	// credentials Secret and, on the server's pod template, rolls the pod
 	// when it moves, so that its MYSQL_ROOT_PASSWORD is the current one. It

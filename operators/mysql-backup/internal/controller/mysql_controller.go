@@ -79,6 +79,7 @@ const secretRefIndex = "spec.passwordSecretRef.name"
 // +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch;create;update;delete
 // +kubebuilder:rbac:groups="",resources=pods,verbs=list;watch
 // +kubebuilder:rbac:groups=apps,resources=deployments,verbs=get;list;watch;create;patch;delete
+// +kubebuilder:rbac:groups=apps,resources=replicasets,verbs=list;watch
 // +kubebuilder:rbac:groups=batch,resources=jobs,verbs=list;watch;create;delete
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 // Leader election (--leader-elect), in the operator's own namespace only: its
@@ -102,12 +103,13 @@ func (r *MySQLReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl
 }
 
 // Cache narrows the operator's cache to its own children, with the
-// app.kubernetes.io/managed-by label, instead of every Deployment, Service,
+// app.kubernetes.io/managed-by label, instead of every Deployment,
+// ReplicaSet (the server's pods are found through its Deployment's), Service,
 // volume, Job and Pod of the cluster. Secrets are watched for their metadata
 // only: no password is held in memory, and a Secret is read from the API
 // server when a MySQL needs it.
 func Cache() map[client.Object]cache.ByObject {
-	return manager.Children(FieldOwner, &appsv1.Deployment{}, &corev1.Service{}, &corev1.PersistentVolumeClaim{},
+	return manager.Children(FieldOwner, &appsv1.Deployment{}, &appsv1.ReplicaSet{}, &corev1.Service{}, &corev1.PersistentVolumeClaim{},
 		&batchv1.Job{}, &corev1.Pod{})
 }
 

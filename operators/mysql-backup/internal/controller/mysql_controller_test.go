@@ -20,6 +20,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/operator-workshops/workshop/operators/common/conditions"
@@ -125,24 +126,50 @@ func serverUp(t *testing.T, m *mysqlv1.MySQL) {
 	deploymentAvailable(t, d)
 }
 
-// serverPod creates a pod of m's Deployment, as the Deployment controller
-// would, and returns both.
+// serverPod creates a ReplicaSet of m's Deployment and its pod, as the
+// Deployment and ReplicaSet controllers would, and binds the data volume,
+// as the volume controller would for the pod; it returns the Deployment
+// and the pod.
 func serverPod(t *testing.T, m *mysqlv1.MySQL) (*appsv1.Deployment, *corev1.Pod) {
 	t.Helper()
 	d := &appsv1.Deployment{}
 	get(t, key(m, m.Name), d)
+	rs := &appsv1.ReplicaSet{
+		ObjectMeta: metav1.ObjectMeta{
+			GenerateName: m.Name + "-", Namespace: m.Namespace, Labels: d.Spec.Template.Labels,
+			OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(d, appsv1.SchemeGroupVersion.WithKind("Deployment"))},
+		},
+		Spec: appsv1.ReplicaSetSpec{Replicas: ptr.To[int32](1), Selector: d.Spec.Selector, Template: d.Spec.Template},
+	}
+	if err := suite.Client.Create(ctx, rs); err != nil {
+		t.Fatal(err)
+	}
 	pod := &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{GenerateName: m.Name + "-", Namespace: m.Namespace, Labels: d.Spec.Template.Labels},
-		Spec:       d.Spec.Template.Spec,
+		ObjectMeta: metav1.ObjectMeta{
+			GenerateName: rs.Name + "-", Namespace: m.Namespace, Labels: d.Spec.Template.Labels,
+			OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(rs, appsv1.SchemeGroupVersion.WithKind("ReplicaSet"))},
+		},
+		Spec: d.Spec.Template.Spec,
 	}
 	if err := suite.Client.Create(ctx, pod); err != nil {
 		t.Fatal(err)
+	}
+	pvc := &corev1.PersistentVolumeClaim{}
+	get(t, key(m, dataPVCName(m.Name)), pvc)
+	if pvc.Status.Phase != corev1.ClaimBound {
+		pvc.Status.Phase = corev1.ClaimBound
+		if err := suite.Client.Status().Update(ctx, pvc); err != nil {
+			t.Fatal(err)
+		}
 	}
 	return d, pod
 }
 
 // serverIP is the address of the test's server pods.
 const serverIP = "10.0.0.7"
+
+// testServer is a server pod, for the Job builders' tests.
+var testServer = &corev1.Pod{ObjectMeta: metav1.ObjectMeta{UID: "pod-uid"}, Status: corev1.PodStatus{PodIP: serverIP}}
 
 // testJobs are the Job settings of the unit tests.
 var testJobs = jobOptions{deadline: time.Minute, requests: DefaultJobRequests}
@@ -687,6 +714,18 @@ func TestBadSpecIsRefusedAtAdmission(t *testing.T) {
 		{"a database starting with -", func(s map[string]any) { s["database"] = "-x" }, "must not start with -"},
 		{"a database with a space", func(s map[string]any) { s["database"] = "a b" }, "spec.database"},
 		{"no backup kept", func(s map[string]any) { s["backupsToKeep"] = 0 }, "spec.backupsToKeep"},
+		{"MySQL's own database", func(s map[string]any) { s["database"] = "mysql" }, "must not be one of MySQL's own"},
+		{"MySQL's own database, upper-case", func(s map[string]any) { s["database"] = "Performance_Schema" }, "must not be one of MySQL's own"},
+		{"a password the entrypoint would take for an option", func(s map[string]any) { s["password"] = "-secret" }, "password must not start with -"},
+		{"a Secret in another namespace", func(s map[string]any) {
+			delete(s, "password")
+			s["passwordSecretRef"] = map[string]any{"name": "kube-system/admin"}
+		}, "not namespace/name"},
+		{"a Secret key no Secret can have", func(s map[string]any) {
+			delete(s, "password")
+			s["passwordSecretRef"] = map[string]any{"name": "s", "key": "a/b"}
+		}, "spec.passwordSecretRef.key"},
+		{"thousandths of a byte", func(s map[string]any) { s["storage_size"] = "1500m" }, "whole number of bytes"},
 	}
 	names := []struct{ name, message string }{
 		{"with.a.dot", "must be a DNS label"},
@@ -878,9 +917,9 @@ func TestSelectorsMatchTheServerOnly(t *testing.T) {
 		return true
 	}
 	jobs := []*batchv1.Job{
-		restoreJob(m, testJobs, serverIP),
-		backupJob(m, testJobs, backupPlan{host: m.Name}),
-		passwordJob(m, testJobs, keyPendingPassword, "1"),
+		restoreJob(m, testJobs, testServer, "volume-uid"),
+		backupJob(m, testJobs, backupPlan{host: serverIP}),
+		passwordJob(m, testJobs, serverIP, keyPendingPassword, "1"),
 	}
 	svc := service(m).Spec.Selector
 	dep := deployment(m, false, "1", DefaultServerRequests)
@@ -904,9 +943,11 @@ func TestSelectorsMatchTheServerOnly(t *testing.T) {
 	}
 }
 
-// A server whose restore never finished holds no data a client wrote (the
-// Service admitted none): its backup must not replace the last good one.
-func TestBackupOfAnUnrestoredServerIsKeptAside(t *testing.T) {
+// A server whose restore never finished may hold rows written through
+// kubectl exec, but no data restored: its backup becomes latest only if
+// there is no latest, never replacing the last good one. The backup script
+// decides from the backup volume, not from anything the status says.
+func TestBackupOfAnUnrestoredServerExpectsNoLatest(t *testing.T) {
 	ns := suite.Namespace(t, nil)
 	m := create(t, homework(ns, "unrestored"))
 	waitCondition(t, m, conditions.Ready, metav1.ConditionFalse, ReasonServerStarting)
@@ -918,8 +959,8 @@ func TestBackupOfAnUnrestoredServerIsKeptAside(t *testing.T) {
 	}
 	j := &batchv1.Job{}
 	get(t, key(m, backupJobName(m.Name)), j)
-	if e := envNamed(j, scripts.EnvMakeLatest); e == nil || e.Value != "no" {
-		t.Errorf("the backup of an unrestored server must be kept aside (%s=no), has %+v", scripts.EnvMakeLatest, e)
+	if e := envNamed(j, scripts.EnvLatestExpected); e == nil || e.Value != "none" {
+		t.Errorf("the backup of an unrestored server must expect no latest (%s=none), has %+v", scripts.EnvLatestExpected, e)
 	}
 	if e := envNamed(j, scripts.EnvHost); e == nil || e.Value != serverIP {
 		t.Errorf("the backup must reach the unrestored server at its pod, has %+v", e)
@@ -930,8 +971,8 @@ func TestBackupOfAnUnrestoredServerIsKeptAside(t *testing.T) {
 
 // Jobs whose pods leave no report (kwok's fake nodes run no script) succeed
 // without the status claiming what they did: the restore is not "Restored"
-// from anything, and since what the server holds is not known, its backup is
-// kept aside rather than made the latest.
+// from anything, and since what the server holds is not known, its backup
+// becomes the latest only where there is none.
 func TestUnreportedJobsClaimNothing(t *testing.T) {
 	ns := suite.Namespace(t, nil)
 	m := create(t, homework(ns, "unreported"))
@@ -946,11 +987,11 @@ func TestUnreportedJobsClaimNothing(t *testing.T) {
 	}
 	j := &batchv1.Job{}
 	get(t, key(m, backupJobName(m.Name)), j)
-	if e := envNamed(j, scripts.EnvMakeLatest); e == nil || e.Value != "no" {
-		t.Errorf("the backup of a server restored from an unknown dump must be kept aside (%s=no), has %+v", scripts.EnvMakeLatest, e)
+	if e := envNamed(j, scripts.EnvLatestExpected); e == nil || e.Value != "none" {
+		t.Errorf("the backup of a server restored from an unknown dump must expect no latest (%s=none), has %+v", scripts.EnvLatestExpected, e)
 	}
-	if e := envNamed(j, scripts.EnvHost); e == nil || e.Value != m.Name {
-		t.Errorf("the backup of a restored server reaches it through its Service, has %+v", e)
+	if e := envNamed(j, scripts.EnvHost); e == nil || e.Value != serverIP {
+		t.Errorf("the backup reaches the server at its pod, never through the Service, has %+v", e)
 	}
 	finishJob(t, m, j.Name, true, "")
 	waitGone(t, m)
@@ -968,9 +1009,9 @@ func TestPodsMountNoServiceAccountToken(t *testing.T) {
 		t.Error("the server's pods mount a ServiceAccount token")
 	}
 	for _, j := range []*batchv1.Job{
-		restoreJob(m, testJobs, serverIP),
-		backupJob(m, testJobs, backupPlan{host: m.Name}),
-		passwordJob(m, testJobs, keyPendingPassword, "1"),
+		restoreJob(m, testJobs, testServer, "volume-uid"),
+		backupJob(m, testJobs, backupPlan{host: serverIP}),
+		passwordJob(m, testJobs, serverIP, keyPendingPassword, "1"),
 	} {
 		if a := j.Spec.Template.Spec.AutomountServiceAccountToken; a == nil || *a {
 			t.Errorf("the pods of %s mount a ServiceAccount token", j.Name)
@@ -987,9 +1028,9 @@ func TestPodsRequestCPUAndMemory(t *testing.T) {
 		t.Errorf("the server requests %+v, want %v", server, DefaultServerRequests.List())
 	}
 	for _, j := range []*batchv1.Job{
-		restoreJob(m, testJobs, serverIP),
-		backupJob(m, testJobs, backupPlan{host: m.Name}),
-		passwordJob(m, testJobs, keyPendingPassword, "1"),
+		restoreJob(m, testJobs, testServer, "volume-uid"),
+		backupJob(m, testJobs, backupPlan{host: serverIP}),
+		passwordJob(m, testJobs, serverIP, keyPendingPassword, "1"),
 	} {
 		r := j.Spec.Template.Spec.Containers[0].Resources.Requests
 		if !r.Cpu().Equal(DefaultJobRequests.CPU) || !r.Memory().Equal(DefaultJobRequests.Memory) {

@@ -13,6 +13,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	appsv1ac "k8s.io/client-go/applyconfigurations/apps/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -20,6 +21,7 @@ import (
 
 	"github.com/operator-workshops/workshop/operators/common/apply"
 	"github.com/operator-workshops/workshop/operators/common/conditions"
+	"github.com/operator-workshops/workshop/operators/common/labels"
 	"github.com/operator-workshops/workshop/operators/common/pods"
 	mysqlv1 "github.com/operator-workshops/workshop/operators/mysql-backup/api/v1"
 	"github.com/operator-workshops/workshop/operators/mysql-backup/internal/scripts"
@@ -32,6 +34,10 @@ type observed struct {
 	serving bool
 	// server says what the server is doing when it is not serving.
 	server string
+	// problem, when its reason is set, is what a person should know while
+	// the rest goes on: Degraded says it (a data volume the API server
+	// refused to change, one being deleted under the server).
+	problem struct{ reason, message string }
 }
 
 // summarize derives Ready, Progressing and Degraded from what this pass
@@ -66,6 +72,8 @@ func summarize(m *mysqlv1.MySQL, o observed, err error) {
 	switch {
 	case blocked:
 		setCondition(m, conditions.Degraded, metav1.ConditionTrue, reason, msg)
+	case o.problem.reason != "":
+		setCondition(m, conditions.Degraded, metav1.ConditionTrue, o.problem.reason, o.problem.message)
 	case space != nil && space.Status == metav1.ConditionFalse:
 		setCondition(m, conditions.Degraded, metav1.ConditionTrue, space.Reason, space.Message)
 	default:
@@ -101,7 +109,7 @@ func (r *MySQLReconciler) reconcileServer(ctx context.Context, m *mysqlv1.MySQL,
 	if _, err := r.claim(ctx, m, pvc); err != nil {
 		return err
 	}
-	if _, err := owner.ApplyChanged(ctx, r.Client, dataPVC(m), pvc); err != nil {
+	if err := r.applyDataPVC(ctx, m, pvc, pvc.Annotations[restoredAnnotation], o); err != nil {
 		return err
 	}
 	if err := r.ensureBackupPVC(ctx, m); err != nil {
@@ -119,8 +127,13 @@ func (r *MySQLReconciler) reconcileServer(ctx context.Context, m *mysqlv1.MySQL,
 		return err
 	}
 
-	restoreErr := r.reconcileRestore(ctx, m)
-	restored := meta.IsStatusConditionTrue(m.Status.Conditions, Restored)
+	restoredFrom, restoreErr := r.reconcileRestore(ctx, m, pvc)
+	if restoredFrom != pvc.Annotations[restoredAnnotation] {
+		if err := r.applyDataPVC(ctx, m, pvc, restoredFrom, o); err != nil {
+			return err
+		}
+	}
+	restored := restoredFrom != ""
 	dep := deployment(m, restored, creds.Annotations[passwordVersionAnnotation], r.ServerRequests)
 	sent, err := owner.ApplyChanged(ctx, r.Client, dep, live)
 	if err != nil {
@@ -151,6 +164,44 @@ func (r *MySQLReconciler) reconcileServer(ctx context.Context, m *mysqlv1.MySQL,
 		return desiredErr
 	}
 	return r.reconcilePassword(ctx, m, creds, desired)
+}
+
+// applyDataPVC applies the data volume, marked as restored from
+// restoredFrom once its restore is done, and notes in o what a person
+// should know of it: a volume being deleted under the server, or a change
+// the API server refused (a claim's class cannot change, nor its size go
+// down), with the server's message. Neither stops the other steps: the
+// server goes on with the volume as it is.
+func (r *MySQLReconciler) applyDataPVC(ctx context.Context, m *mysqlv1.MySQL, live *corev1.PersistentVolumeClaim,
+	restoredFrom string, o *observed) error {
+	if !live.DeletionTimestamp.IsZero() {
+		o.problem.reason = ReasonDataVolumeDeleted
+		o.problem.message = fmt.Sprintf("the data volume %s is being deleted: its data goes when the server's pod stops. "+
+			"Delete the MySQL to back it up first; a new volume is restored from the latest backup", live.Name)
+		return nil
+	}
+	_, err := owner.ApplyChanged(ctx, r.Client, dataPVC(m, restoredFrom), live)
+	if live.UID == "" || (!apierrors.IsInvalid(err) && !apierrors.IsForbidden(err)) {
+		return err
+	}
+	refusal := err.Error()
+	var status apierrors.APIStatus
+	if errors.As(err, &status) {
+		refusal = status.Status().Message
+	}
+	o.problem.reason = ReasonDataVolumeRefused
+	o.problem.message = fmt.Sprintf("the API server refused the spec's change to the data volume %s, which stays as it is "+
+		"(to move the data to a new volume, delete the MySQL and create it again: it is backed up and restored): %s", live.Name, refusal)
+	if restoredFrom != live.Annotations[restoredAnnotation] {
+		// The volume's record of its restore must not wait for the spec.
+		patch := client.MergeFrom(live.DeepCopy())
+		if live.Annotations == nil {
+			live.Annotations = map[string]string{}
+		}
+		live.Annotations[restoredAnnotation] = restoredFrom
+		return r.Patch(ctx, live, patch)
+	}
+	return nil
 }
 
 // claimDeployment checks the Deployment is m's, and replaces one whose
@@ -231,18 +282,27 @@ func (r *MySQLReconciler) credentials(ctx context.Context, m *mysqlv1.MySQL, des
 }
 
 // ensureBackupPVC creates the backup volume unless it exists, from an
-// earlier MySQL of the same name for instance. It is never changed after.
+// earlier MySQL of the same name for instance. It is never changed after,
+// and it is used only if the operator made it for the backups of m's name
+// (backupOfAnnotation): a claim of that name that is anything else (another
+// MySQL's data volume, a person's claim) is a NameConflict, and one being
+// deleted is no place for a backup.
 func (r *MySQLReconciler) ensureBackupPVC(ctx context.Context, m *mysqlv1.MySQL) error {
 	pvc := backupPVC(m)
 	// A read first, the cache's and else the API server's (for a volume
 	// the operator did not make): a create that fails with AlreadyExists is
 	// still a write on every pass.
-	if err := apply.Get(ctx, r.Client, r.APIReader, client.ObjectKeyFromObject(pvc), &corev1.PersistentVolumeClaim{}); err == nil {
-		return nil
+	live := &corev1.PersistentVolumeClaim{}
+	err := apply.Get(ctx, r.Client, r.APIReader, client.ObjectKeyFromObject(pvc), live)
+	if err == nil {
+		return r.checkBackupPVC(ctx, m, live)
 	}
-	err := r.Create(ctx, pvc, client.FieldOwner(FieldOwner))
+	if !apierrors.IsNotFound(err) {
+		return err
+	}
+	err = r.Create(ctx, pvc, client.FieldOwner(FieldOwner))
 	if apierrors.IsAlreadyExists(err) {
-		return nil
+		return conditions.Wait(ReasonServerStarting, "%s was created meanwhile: looking at it again", pvc.Name)
 	}
 	if err == nil {
 		r.Recorder.Eventf(m, pvc, corev1.EventTypeNormal, "Created", "CreateBackupVolume", "Created %s for the backups; it outlives the MySQL", pvc.Name)
@@ -250,8 +310,38 @@ func (r *MySQLReconciler) ensureBackupPVC(ctx context.Context, m *mysqlv1.MySQL)
 	return err
 }
 
-// serverPod returns a pod of m's server whose container answers (its
-// readiness probe, mysqladmin ping, passes), nil when there is none.
+// checkBackupPVC returns nil when live is the backup volume of m's name.
+// A volume made by an earlier version of the operator (m's name label, and
+// not a server's volume, which carries a MySQL's UID) gets its
+// backupOfAnnotation.
+func (r *MySQLReconciler) checkBackupPVC(ctx context.Context, m *mysqlv1.MySQL, live *corev1.PersistentVolumeClaim) error {
+	switch {
+	case live.Annotations[backupOfAnnotation] == m.Name:
+	case live.Labels[mysqlLabel] == m.Name && live.Labels[labels.ManagedBy] == FieldOwner && live.Annotations[uidAnnotation] == "" &&
+		live.Annotations[backupOfAnnotation] == "":
+		patch := client.MergeFromWithOptions(live.DeepCopy(), client.MergeFromWithOptimisticLock{})
+		if live.Annotations == nil {
+			live.Annotations = map[string]string{}
+		}
+		live.Annotations[backupOfAnnotation] = m.Name
+		if err := r.Patch(ctx, live, patch); err != nil {
+			return fmt.Errorf("marking %s as the backup volume of %s: %w", live.Name, m.Name, err)
+		}
+	default:
+		return conditions.NameConflictAdvising("PersistentVolumeClaim", live.Name, "MySQL", m.Name, fmt.Sprintf(
+			"It is not a backup volume the operator made for %s, so no backup is written to it or read from it. "+
+				"It may hold someone's data: do not delete it unless you know whose it is; give the MySQL another name", m.Name))
+	}
+	if !live.DeletionTimestamp.IsZero() {
+		return conditions.Block(ReasonBackupVolumeDeleted,
+			"the backup volume %s is being deleted (it goes once no pod uses it): no backup can be written to it or read from it. "+
+				"Once it is gone, the operator creates an empty one", live.Name)
+	}
+	return nil
+}
+
+// serverPod returns m's server pod whose container answers (its readiness
+// probe, mysqladmin ping, passes), nil when there is none.
 func (r *MySQLReconciler) serverPod(ctx context.Context, m *mysqlv1.MySQL) (*corev1.Pod, error) {
 	server, err := r.serverPods(ctx, m)
 	if err != nil {
@@ -280,50 +370,95 @@ func (r *MySQLReconciler) stuckServer(ctx context.Context, m *mysqlv1.MySQL) err
 	return nil
 }
 
-// serverPods returns the pods of m's server that are not being deleted.
+// serverPods returns the pods of m's server that are not being deleted:
+// the pods of the ReplicaSets of m's Deployment, by their owner references'
+// UIDs. A pod that only wears the server's labels is not one: no dump is
+// ever sent to it or taken from it.
 func (r *MySQLReconciler) serverPods(ctx context.Context, m *mysqlv1.MySQL) ([]*corev1.Pod, error) {
+	d := &appsv1.Deployment{}
+	if err := r.Get(ctx, client.ObjectKey{Namespace: m.Namespace, Name: m.Name}, d); err != nil || !ours(d, m) {
+		return nil, client.IgnoreNotFound(err)
+	}
+	var sets appsv1.ReplicaSetList
+	if err := r.List(ctx, &sets, client.InNamespace(m.Namespace), client.MatchingLabels(serverSelector(m))); err != nil {
+		return nil, err
+	}
+	owned := map[types.UID]bool{}
+	for i := range sets.Items {
+		if metav1.IsControlledBy(&sets.Items[i], d) {
+			owned[sets.Items[i].UID] = true
+		}
+	}
 	var list corev1.PodList
 	if err := r.List(ctx, &list, client.InNamespace(m.Namespace), client.MatchingLabels(serverSelector(m))); err != nil {
 		return nil, err
 	}
 	var out []*corev1.Pod
 	for i := range list.Items {
-		if p := &list.Items[i]; p.DeletionTimestamp.IsZero() {
+		p := &list.Items[i]
+		if ref := metav1.GetControllerOf(p); ref != nil && owned[ref.UID] && p.DeletionTimestamp.IsZero() {
 			out = append(out, p)
 		}
 	}
 	return out, nil
 }
 
-// reconcileRestore runs the restore Job once, when the new server answers,
-// and returns nil once the restore is done.
-func (r *MySQLReconciler) reconcileRestore(ctx context.Context, m *mysqlv1.MySQL) error {
-	if meta.IsStatusConditionTrue(m.Status.Conditions, Restored) {
-		return nil
+// reconcileRestore runs the restore Job once per data volume, when the
+// new server answers, and returns what the volume was restored from once
+// the restore is done ("" until then). What the volume needs comes from the
+// volume (restoredAnnotation) and from the Job the operator made for it,
+// never from the MySQL's status.
+func (r *MySQLReconciler) reconcileRestore(ctx context.Context, m *mysqlv1.MySQL, pvc *corev1.PersistentVolumeClaim) (string, error) {
+	from := pvc.Annotations[restoredAnnotation]
+	if pvc.UID == "" {
+		return "", restoring(m, ReasonServerStarting, "waiting for the data volume %s", pvc.Name)
 	}
 	name := restoreJobName(m.Name)
 	j := &batchv1.Job{}
 	err := r.Get(ctx, client.ObjectKey{Namespace: m.Namespace, Name: name}, j)
-	if apierrors.IsNotFound(err) {
-		return r.startRestore(ctx, m)
-	}
 	switch {
+	case err != nil && !apierrors.IsNotFound(err):
+		return from, err
+	case from != "" && (err != nil || !metav1.IsControlledBy(j, m) || stateOf(j) != jobSucceeded ||
+		j.Annotations[dataVolumeAnnotation] != string(pvc.UID)):
+		// Done, and the Job that did it is gone or not this volume's.
+		reportRestored(m, from, nil)
+		return from, nil
 	case err != nil:
-		return err
+		return "", r.startRestore(ctx, m, pvc)
 	case !metav1.IsControlledBy(j, m):
-		return restoring(m, ReasonPreviousJob, "%s of an earlier MySQL named %s is still being deleted", name, m.Name)
+		return "", restoring(m, ReasonPreviousJob, "%s of an earlier MySQL named %s is still being deleted", name, m.Name)
+	case !j.DeletionTimestamp.IsZero():
+		return "", restoring(m, ReasonRestoring, "waiting for the previous %s to go before restoring again", name)
+	case j.Annotations[dataVolumeAnnotation] != "" && j.Annotations[dataVolumeAnnotation] != string(pvc.UID):
+		return "", r.restoreAgain(ctx, m, j, corev1.EventTypeWarning, ReasonDataVolumeReplaced, fmt.Sprintf(
+			"the data volume %s was replaced since %s restored it, with the data written since the last backup: "+
+				"restoring the latest backup into the new volume", pvc.Name, name))
+	}
+	if state := stateOf(j); state != jobSucceeded {
+		// A Job whose server pod was replaced (it waits in vain for the
+		// old address, or lost it mid-stream) starts again against the
+		// new one: the load is idempotent, and its RESTORE_ID stays.
+		pod, err := r.serverPod(ctx, m)
+		if err != nil {
+			return "", err
+		}
+		if target := j.Annotations[serverPodAnnotation]; pod != nil && target != "" && target != string(pod.UID) {
+			return "", r.restoreAgain(ctx, m, j, corev1.EventTypeNormal, ReasonRestoring, fmt.Sprintf(
+				"the server pod %s loads into was replaced by %s: restoring into the new pod", name, pod.Name))
+		}
 	}
 	switch stateOf(j) {
 	case jobRunning:
-		return restoring(m, ReasonRestoring, "%s is loading the latest backup, if any", name)
+		return "", restoring(m, ReasonRestoring, "%s is loading the latest backup, if any", name)
 	case jobFailed:
 		msg := fmt.Sprintf("%s failed, see `kubectl logs job/%s`; delete the Job to try again. No client reaches the server meanwhile", name, name)
 		setCondition(m, Restored, metav1.ConditionFalse, ReasonRestoreFailed, msg)
-		return conditions.Block(ReasonRestoreFailed, "%s", msg)
+		return "", conditions.Block(ReasonRestoreFailed, "%s", msg)
 	}
 	report, err := r.report(ctx, j)
 	if err != nil {
-		return err
+		return "", err
 	}
 	res, err := scripts.ParseResult(report)
 	if err != nil {
@@ -331,30 +466,73 @@ func (r *MySQLReconciler) reconcileRestore(ctx context.Context, m *mysqlv1.MySQL
 	}
 	switch res.Outcome {
 	case scripts.NoBackup:
-		setCondition(m, Restored, metav1.ConditionTrue, ReasonNoBackup, "there was no backup to restore")
-		m.Status.Message = fmt.Sprintf("%s created without restore-job: there was no backup to restore", m.Name)
+		from = restoredNone
 	case scripts.Restored:
-		m.Status.RestoredFrom = res.Dump
-		setCondition(m, Restored, metav1.ConditionTrue, ReasonRestored, fmt.Sprintf("%s restored %s", name, res.Dump))
-		m.Status.Message = fmt.Sprintf("%s created with restore-job", m.Name)
+		from = res.Dump
 	default:
 		// The script exits 0 only once it loaded the latest backup or found
 		// none, so the server may serve; but without its report (a pod that
 		// ran no script, as on kwok's fake nodes, leaves none) nobody knows
 		// which it was, and the status does not pretend to.
-		setCondition(m, Restored, metav1.ConditionTrue, ReasonRestoreUnreported,
-			fmt.Sprintf("%s succeeded without a report (its pod's termination message is empty): what it loaded is not known", name))
-		m.Status.Message = fmt.Sprintf("%s created with restore-job, which did not report what it loaded", m.Name)
+		from = restoredUnknown
 	}
+	reportRestored(m, from, &res)
 	recordSpace(m, res)
 	if r.jobsTold.first(m, j) {
 		r.Recorder.Eventf(m, j, corev1.EventTypeNormal, "Restored", "RestoreJobDone", "%s", m.Status.Message)
 	}
-	return nil
+	return from, nil
 }
 
-// startRestore starts the restore Job once the server answers.
-func (r *MySQLReconciler) startRestore(ctx context.Context, m *mysqlv1.MySQL) error {
+// reportRestored sets the Restored condition, the message and restoredFrom
+// for a data volume restored from from, with the restore Job's report when
+// there is one (it names a dump kept aside).
+func reportRestored(m *mysqlv1.MySQL, from string, res *scripts.Result) {
+	name := restoreJobName(m.Name)
+	aside := ""
+	if res != nil && res.Aside != "" {
+		aside = fmt.Sprintf("%s on %s was kept aside (see the last MySQL's BackupSucceeded condition or events); "+
+			"to load it instead, delete this MySQL and create it again with the annotation %s=%s",
+			res.Aside, backupPVCName(m.Name), mysqlv1.RestoreFromAnnotation, res.Aside)
+	}
+	m.Status.RestoredFrom = ""
+	switch from {
+	case restoredNone:
+		if aside != "" {
+			setCondition(m, Restored, metav1.ConditionTrue, ReasonNoLatest, "no backup is marked latest, so none was restored; the dump "+aside)
+			m.Status.Message = fmt.Sprintf("%s created without restore-job: no backup is marked latest, but a dump kept aside exists (%s)", m.Name, res.Aside)
+			return
+		}
+		setCondition(m, Restored, metav1.ConditionTrue, ReasonNoBackup, "there was no backup to restore")
+		m.Status.Message = fmt.Sprintf("%s created without restore-job: there was no backup to restore", m.Name)
+	case restoredUnknown:
+		setCondition(m, Restored, metav1.ConditionTrue, ReasonRestoreUnreported,
+			fmt.Sprintf("%s succeeded without a report (its pod's termination message is empty): what it loaded is not known", name))
+		m.Status.Message = fmt.Sprintf("%s created with restore-job, which did not report what it loaded", m.Name)
+	default:
+		m.Status.RestoredFrom = from
+		msg := fmt.Sprintf("%s restored %s", name, from)
+		if aside != "" {
+			msg += "; a newer dump, " + aside
+		}
+		setCondition(m, Restored, metav1.ConditionTrue, ReasonRestored, msg)
+		m.Status.Message = fmt.Sprintf("%s created with restore-job", m.Name)
+	}
+}
+
+// restoreAgain deletes m's restore Job j, which is of no use to the server
+// as it is now, so that the next pass restores again, and says why.
+func (r *MySQLReconciler) restoreAgain(ctx context.Context, m *mysqlv1.MySQL, j *batchv1.Job, eventType, reason, msg string) error {
+	if err := r.deleteJob(ctx, j); err != nil {
+		return err
+	}
+	r.Recorder.Eventf(m, j, eventType, reason, "RestoreAgain", "%s", msg)
+	return restoring(m, reason, "%s", msg)
+}
+
+// startRestore starts the restore Job of data volume pvc once the server
+// answers.
+func (r *MySQLReconciler) startRestore(ctx context.Context, m *mysqlv1.MySQL, pvc *corev1.PersistentVolumeClaim) error {
 	name := restoreJobName(m.Name)
 	pod, err := r.serverPod(ctx, m)
 	if err != nil {
@@ -363,7 +541,7 @@ func (r *MySQLReconciler) startRestore(ctx context.Context, m *mysqlv1.MySQL) er
 	if pod == nil {
 		return restoring(m, ReasonServerStarting, "waiting for the server to answer before running %s", name)
 	}
-	j := restoreJob(m, r.jobOptions(), pod.Status.PodIP)
+	j := restoreJob(m, r.jobOptions(), pod, pvc.UID)
 	if err := controllerutil.SetControllerReference(m, j, r.Scheme()); err != nil {
 		return err
 	}
@@ -371,10 +549,9 @@ func (r *MySQLReconciler) startRestore(ctx context.Context, m *mysqlv1.MySQL) er
 	if err != nil {
 		return err
 	}
-	if !created {
-		return restoring(m, ReasonRestoring, "%s is loading the latest backup, if any", name)
+	if created {
+		r.Recorder.Eventf(m, j, corev1.EventTypeNormal, ReasonRestoring, "CreateRestoreJob", "Started %s to load the latest backup, if any", name)
 	}
-	r.Recorder.Eventf(m, j, corev1.EventTypeNormal, ReasonRestoring, "CreateRestoreJob", "Started %s to load the latest backup, if any", name)
 	return restoring(m, ReasonRestoring, "%s is loading the latest backup, if any", name)
 }
 

@@ -148,7 +148,14 @@ func (r *MySQLReconciler) reconcilePassword(ctx context.Context, m *mysqlv1.MySQ
 		setCondition(m, PasswordChanged, metav1.ConditionUnknown, ReasonChangingPassword, "recorded the new password; starting "+name)
 		return conditions.Wait(ReasonChangingPassword, "recorded the new password; starting %s", name)
 	case passwordStart:
-		j = passwordJob(m, r.jobOptions(), step.target, creds.ResourceVersion)
+		pod, err := r.serverPod(ctx, m)
+		if err != nil {
+			return err
+		}
+		if pod == nil {
+			return changing(m, "waiting for the server's pod to answer before starting %s", name)
+		}
+		j = passwordJob(m, r.jobOptions(), pod.Status.PodIP, step.target, creds.ResourceVersion)
 		if err := controllerutil.SetControllerReference(m, j, r.Scheme()); err != nil {
 			return err
 		}

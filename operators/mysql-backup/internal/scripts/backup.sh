@@ -22,8 +22,6 @@ require MYSQL_DATABASE "set it to the database to back up"
 db=$MYSQL_DATABASE
 [[ $db != */* && $db != .* ]] || fail "MYSQL_DATABASE=$db cannot be part of a file name"
 [[ $db != -* ]] || fail "MYSQL_DATABASE=$db starts with -, which the dump tool would read as an option"
-make_latest=${MAKE_LATEST:-yes}
-[[ $make_latest == yes || $make_latest == no ]] || fail "MAKE_LATEST=$make_latest: say yes or no"
 latest_expected=${LATEST_EXPECTED:-}
 keep=${KEEP_BACKUPS:-}
 [[ -z $keep || $keep =~ ^[1-9][0-9]{0,5}$ ]] || fail "KEEP_BACKUPS=$keep is not a positive number of dumps (leave it unset to keep them all)"
@@ -54,6 +52,15 @@ dump_help=$("$dump_bin" --help 2>/dev/null || true)
 if [[ $dump_help == *--set-gtid-purged* ]]; then
 	dump_args+=(--set-gtid-purged=OFF)
 fi
+
+# A backup killed with SIGKILL cannot remove its temporary files: the next
+# one does. Only one backup of a MySQL runs at a time, and its volume is
+# its own.
+shopt -s nullglob
+for leftover in "$backup_dir"/.backup-tmp.* "$backup_dir"/.latest-tmp.*; do
+	rm -f -- "$leftover" && log "removed ${leftover##*/}, left by a backup that was killed"
+done
+shopt -u nullglob
 
 stamp=$(date -u +%Y%m%dT%H%M%SZ)
 tmp=$(mktemp "$backup_dir/.backup-tmp.XXXXXX") || fail "cannot create a file in BACKUP_DIR=$backup_dir"
@@ -92,14 +99,11 @@ done
 tmp=
 sync_path "$backup_dir"
 
-# latest only moves forward: not for a dump the operator keeps aside (its
-# server never got its data back), and only from the dump the server was
-# restored from (LATEST_EXPECTED), so a stale server never hides a newer
-# backup.
+# latest only moves forward: only from the dump the server was restored
+# from (LATEST_EXPECTED), so a stale server, or one that never got its data
+# back, never hides a newer backup.
 aside=
-if [[ $make_latest == no ]]; then
-	aside="MAKE_LATEST=no"
-elif [[ -n $latest_expected ]]; then
+if [[ -n $latest_expected ]]; then
 	current=none
 	if [[ -e $backup_dir/latest ]]; then
 		IFS= read -r current <"$backup_dir/latest" || [[ -n $current ]] || current=

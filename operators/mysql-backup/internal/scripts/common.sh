@@ -82,6 +82,15 @@ opt_value() {
 	printf '"%s"' "$v"
 }
 
+# sql_string quotes $1 as an SQL string literal, for a session whose
+# sql_mode has no NO_BACKSLASH_ESCAPES (the scripts set it to '' first), so
+# that backslashes are escapes there.
+sql_string() {
+	local v=${1//\\/\\\\}
+	v=${v//\'/\'\'}
+	printf "'%s'" "$v"
+}
+
 # client_cnf writes an option file for the user and password $2 to $1, so
 # that no password is ever on a command line (other processes can read
 # those) nor in MYSQL_PWD (deprecated by MySQL 8).

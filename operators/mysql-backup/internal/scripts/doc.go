@@ -41,17 +41,20 @@
 // after --), BACKUP_DIR (required: the backup volume's mount path), and:
 //
 //   - LATEST_EXPECTED: the new dump becomes latest only if latest names
-//     this dump now ("none": only if there is no latest). The operator
-//     passes the dump the server was restored from, so latest only moves
+//     this dump now ("none": only if there is no latest); otherwise it is
+//     kept aside, under its own name. The operator passes the dump the
+//     server was restored from ("none" when it restored none or its
+//     restore is not known to have finished), so latest only moves
 //     forward. Unset: latest always moves (a run by hand).
-//   - MAKE_LATEST: yes (default) or no; no keeps the new dump aside, under
-//     its own name, latest untouched (a server that never got its data
-//     back must not replace the last good backup).
 //   - KEEP_BACKUPS: a positive number; after the new dump, the oldest dumps
 //     (by modification time) beyond that many are deleted, never the new
 //     one nor the one latest names. Unset: every dump is kept.
 //
-// restore.sh reads BACKUP_DIR (required). password.sh reads
+// restore.sh reads BACKUP_DIR (required), MYSQL_DATABASE (the database
+// that must have no tables before a load), RESTORE_ID (letters, digits and
+// -: one restore of one data volume, whose earlier, interrupted try may
+// have left tables) and RESTORE_FROM (a dump to load instead of the one
+// latest names). password.sh reads
 // MYSQL_NEW_PASSWORD (required), and needs MYSQL_PASSWORD set.
 //
 // Some of these names are also read by the official images' entrypoint,
@@ -68,24 +71,30 @@
 // gzip is whole and that the text ends with mysqldump's "-- Dump completed"
 // line, syncs it, and renames it to MYSQL_DATABASE-YYYYMMDDTHHMMSSZ.sql.gz
 // (UTC; -1, -2... is added rather than replace a file of the same second).
-// Then, unless the dump is kept aside (MAKE_LATEST, LATEST_EXPECTED), it
+// Then, unless the dump is kept aside (LATEST_EXPECTED), it
 // replaces the file latest, by rename, with one holding that name and a
 // newline. Dumps and latest are mode 0640. Older dumps are deleted only
 // beyond KEEP_BACKUPS. On any failure it exits non-zero and removes its temporary file;
 // latest and every earlier dump stay as they were. A Job killed with
-// SIGKILL can leave a .backup-tmp.* file behind: it is never read and may be
-// deleted.
+// SIGKILL can leave a .backup-tmp.* or .latest-tmp.* file behind: it is
+// never read, and the next backup removes it.
 //
 // # restore.sh
 //
-// Without BACKUP_DIR/latest it prints that there is nothing to restore and
-// exits 0, without contacting the server. Otherwise it checks the dump that
-// latest names (as backup.sh does) before the server sees a line of it,
-// waits for the server and loads the dump with the mysql client. The dump
-// creates its database if needed and drops and recreates each table, so a
-// second restore gives the same data, not twice the rows; tables created
-// after the backup are left alone. The dump restores the database it was
-// taken of, whatever MYSQL_DATABASE says.
+// Without BACKUP_DIR/latest (and RESTORE_FROM) it prints that there is
+// nothing to restore and exits 0, without contacting the server; if dumps
+// are there all the same, its result names the newest. Otherwise it checks
+// the dump that latest (or RESTORE_FROM) names (as backup.sh does) before
+// the server sees a line of it, and waits for the server. The dump drops
+// and recreates each table: so that no row written before the restore is
+// lost, it is loaded only into a MYSQL_DATABASE without tables, or whose
+// tables an earlier try of the same RESTORE_ID left (the file
+// .restoring-RESTORE_ID in BACKUP_DIR says a try began; it goes once the
+// load succeeded, and a restore removes the files of other IDs). The dump
+// creates its database if needed, so a second restore gives the same data,
+// not twice the rows. The dump restores the database it was taken of. The
+// result names the newest dump newer than the one loaded, if any: one kept
+// aside.
 //
 // # password.sh
 //
@@ -113,7 +122,9 @@
 //	password-already-changed    the new password already worked
 //	failed: <reason>            any script, with a non-zero exit status
 //
-// backup.sh and restore.sh add " free=<bytes>", the free space of
+// restored and no-backup add " aside=<dump>" for a newer dump (any dump,
+// for no-backup) that was not restored. backup.sh and restore.sh add
+// " free=<bytes>", the free space of
 // BACKUP_DIR (left out when df cannot say), and, after a dump's name,
 // " size=<bytes>", its size: the operator's BackupSpace condition.
 //

@@ -13,14 +13,6 @@ readonly self=password.sh
 
 cleanup() { :; }
 
-# sql_string quotes $1 as an SQL string literal. The ALTER USER batch turns
-# NO_BACKSLASH_ESCAPES off first, so backslashes are escapes there.
-sql_string() {
-	local v=${1//\\/\\\\}
-	v=${v//\'/\'\'}
-	printf "'%s'" "$v"
-}
-
 # redact prints the ERROR lines of file $1 as one line, without either
 # password, raw or escaped: the client echoes a failed statement, and a
 # syntax error quotes it.

@@ -62,8 +62,13 @@ const (
 	// EnvLatestExpected makes backup.sh move latest only if latest names
 	// this dump now ("none": only if there is no latest).
 	EnvLatestExpected = "LATEST_EXPECTED"
-	// EnvMakeLatest "no" makes backup.sh keep the new dump aside.
-	EnvMakeLatest = "MAKE_LATEST"
+	// EnvRestoreID names one restore of one data volume: restore.sh loads
+	// a dump into a database that has tables only when they are from an
+	// earlier try of the same restore.
+	EnvRestoreID = "RESTORE_ID"
+	// EnvRestoreFrom names the dump restore.sh loads instead of the one
+	// latest names.
+	EnvRestoreFrom = "RESTORE_FROM"
 	// EnvKeepBackups is how many dumps backup.sh keeps.
 	EnvKeepBackups = "KEEP_BACKUPS"
 )
@@ -83,8 +88,9 @@ const LatestFile = "latest"
 // this package checks these lists against the scripts' text.
 var (
 	BackupEnv = []string{EnvHost, EnvPort, EnvUser, EnvPassword, EnvPasswordAlt, EnvWaitTimeout, EnvTerminationLog,
-		EnvDatabase, EnvBackupDir, EnvLatestExpected, EnvMakeLatest, EnvKeepBackups}
-	RestoreEnv  = []string{EnvHost, EnvPort, EnvUser, EnvPassword, EnvPasswordAlt, EnvWaitTimeout, EnvTerminationLog, EnvBackupDir}
+		EnvDatabase, EnvBackupDir, EnvLatestExpected, EnvKeepBackups}
+	RestoreEnv = []string{EnvHost, EnvPort, EnvUser, EnvPassword, EnvPasswordAlt, EnvWaitTimeout, EnvTerminationLog,
+		EnvDatabase, EnvBackupDir, EnvRestoreID, EnvRestoreFrom}
 	PasswordEnv = []string{EnvHost, EnvPort, EnvUser, EnvPassword, EnvWaitTimeout, EnvTerminationLog, EnvNewPassword}
 )
 
@@ -117,6 +123,10 @@ type Result struct {
 	Dump string
 	// Reason says why, for Failed.
 	Reason string
+	// Aside is, for Restored and NoBackup, the newest dump on the backup
+	// volume that is newer than the one restored (any dump, for NoBackup):
+	// one kept aside, which a person may want instead.
+	Aside string
 	// FreeBytes is the free space of BACKUP_DIR after the script's work,
 	// DumpBytes the size of the dump it wrote or restored; -1 when the
 	// script did not say.
@@ -138,7 +148,7 @@ func ParseResult(message string) (Result, error) {
 	rest := words[1:]
 	switch r.Outcome {
 	case BackedUp, BackedUpAside, Restored:
-		if len(rest) == 0 || strings.Contains(rest[0], "=") || strings.ContainsAny(rest[0], "/\n") {
+		if len(rest) == 0 || strings.Contains(rest[0], "=") || !dumpFile(rest[0]) {
 			return Result{}, fmt.Errorf("termination message %q: %s needs one dump file name", msg, r.Outcome)
 		}
 		r.Dump, rest = rest[0], rest[1:]
@@ -148,6 +158,13 @@ func ParseResult(message string) (Result, error) {
 	}
 	for _, field := range rest {
 		k, v, _ := strings.Cut(field, "=")
+		if k == "aside" && r.Aside == "" && (r.Outcome == Restored || r.Outcome == NoBackup) {
+			if !dumpFile(v) {
+				return Result{}, fmt.Errorf("termination message %q: %q is not a dump file name", msg, v)
+			}
+			r.Aside = v
+			continue
+		}
 		n, err := strconv.ParseInt(v, 10, 64)
 		if err != nil || n < 0 {
 			return Result{}, fmt.Errorf("termination message %q: %q is not a size in bytes", msg, field)
@@ -162,4 +179,9 @@ func ParseResult(message string) (Result, error) {
 		}
 	}
 	return r, nil
+}
+
+// dumpFile reports whether name can be a dump's file name in BACKUP_DIR.
+func dumpFile(name string) bool {
+	return name != "" && !strings.ContainsAny(name, "/\n") && !strings.HasPrefix(name, ".")
 }

@@ -221,9 +221,13 @@ func TestRestoreWithoutBackup(t *testing.T) {
 			t.Fatal(err)
 		}
 		r := s.runScript(t, Restore, map[string]string{EnvBackupDir: dir, EnvPort: strconv.Itoa(closedPort(t)), EnvWaitTimeout: "1"})
-		mustSucceed(t, r, NoBackup)
-		if !strings.Contains(r.output, "1 dump(s) but no latest file") {
-			t.Errorf("output does not warn about the dump without latest")
+		// Nothing is restored, and the result names the dump, so that
+		// nobody is told there is no backup while one is there.
+		if res := mustSucceed(t, r, NoBackup); res.Aside != "otus-database-20240101T000000Z.sql.gz" {
+			t.Errorf("result %q does not name the dump kept aside", r.result)
+		}
+		if !strings.Contains(r.output, "kept aside, is otus-database-20240101T000000Z.sql.gz") {
+			t.Errorf("output does not name the dump without latest")
 		}
 	})
 }
@@ -710,6 +714,11 @@ func TestParseResult(t *testing.T) {
 		{msg: "password-changed", want: Result{Outcome: PasswordChanged, FreeBytes: -1, DumpBytes: -1}},
 		{msg: "password-already-changed", want: Result{Outcome: PasswordAlreadyChanged, FreeBytes: -1, DumpBytes: -1}},
 		{msg: "failed: the MySQL server at db:3306 did not answer within 60s", want: Result{Outcome: Failed, Reason: "the MySQL server at db:3306 did not answer within 60s", FreeBytes: -1, DumpBytes: -1}},
+		{msg: "no-backup aside=d.sql.gz free=5", want: Result{Outcome: NoBackup, Aside: "d.sql.gz", FreeBytes: 5, DumpBytes: -1}},
+		{msg: "restored d.sql.gz aside=e.sql.gz size=3", want: Result{Outcome: Restored, Dump: "d.sql.gz", Aside: "e.sql.gz", FreeBytes: -1, DumpBytes: 3}},
+		{msg: "no-backup aside=../d.sql.gz", wantErr: true},
+		{msg: "backed-up d.sql.gz aside=e.sql.gz", wantErr: true},
+		{msg: "restored d.sql.gz aside=e.sql.gz aside=f.sql.gz", wantErr: true},
 		{msg: "no-backup size=5", wantErr: true},
 		{msg: "no-backup free=-1", wantErr: true},
 		{msg: "restored free=5", wantErr: true},
@@ -765,15 +774,11 @@ func TestLatestOnlyMovesForward(t *testing.T) {
 	if _, ok := listDir(t, dir)[aside.Dump]; !ok {
 		t.Errorf("the dump kept aside, %s, is not in BACKUP_DIR", aside.Dump)
 	}
-	// "none" expects no latest at all.
+	// "none" expects no latest at all: a server that restored nothing, or
+	// never finished its restore, does not hide the last backup.
 	mustSucceed(t, backupRun(t, s, db, dir, map[string]string{EnvLatestExpected: "none"}), BackedUpAside)
-	// A server that never got its data back: aside, whatever latest says.
-	mustSucceed(t, backupRun(t, s, db, dir, map[string]string{EnvMakeLatest: "no"}), BackedUpAside)
 	if got := latest(t, dir); got != second.Dump {
 		t.Errorf("latest = %q, want %q", got, second.Dump)
-	}
-	if r := backupRun(t, s, db, dir, map[string]string{EnvMakeLatest: "maybe"}); r.code == 0 || !strings.Contains(r.result, "MAKE_LATEST=maybe") {
-		t.Errorf("MAKE_LATEST=maybe: exit %d, result %q; want a failure naming it", r.code, r.result)
 	}
 }
 
@@ -796,7 +801,7 @@ func TestRetention(t *testing.T) {
 	// Two dumps kept aside, keeping 1: latest's dump (now the oldest) stays.
 	var aside []string
 	for range 2 {
-		aside = append(aside, mustSucceed(t, backupRun(t, s, db, dir, map[string]string{EnvKeepBackups: "1", EnvMakeLatest: "no"}), BackedUpAside).Dump)
+		aside = append(aside, mustSucceed(t, backupRun(t, s, db, dir, map[string]string{EnvKeepBackups: "1", EnvLatestExpected: "none"}), BackedUpAside).Dump)
 	}
 	files = listDir(t, dir)
 	delete(files, LatestFile)
@@ -851,5 +856,88 @@ func TestAlternatePassword(t *testing.T) {
 	r = backupRun(t, s, db, dir, map[string]string{EnvPassword: "not-the-password"})
 	if r.code == 0 || !strings.Contains(r.result, "cannot log in") {
 		t.Errorf("a wrong password and no alternate: exit %d, result %q", r.code, r.result)
+	}
+}
+
+// TestRestoreNeverOverwritesWrites: a restore does not load its dump into a
+// database that already has tables (someone wrote there before the restore
+// ran), unless they are from an earlier try of the same restore; and its
+// result names a newer dump that was kept aside.
+func TestRestoreNeverOverwritesWrites(t *testing.T) {
+	s := needServer(t)
+	const db = "early"
+	homework(t, s, db)
+	dir := t.TempDir()
+	dump := mustSucceed(t, backupRun(t, s, db, dir, nil), BackedUp)
+	restore := func(id string) run {
+		return s.runScript(t, Restore, map[string]string{EnvBackupDir: dir, EnvDatabase: db, EnvRestoreID: id})
+	}
+
+	// A new server, as its entrypoint leaves it (an empty database), where
+	// a learner wrote before the restore ran.
+	s.mustQuery(t, "DROP DATABASE `"+db+"`; CREATE DATABASE `"+db+"`; CREATE TABLE `"+db+"`.test (id int, name varchar(20)); INSERT INTO `"+db+"`.test VALUES (1, 'written early')")
+	mustFail(t, restore("volume-1"), "already has tables (test) written before the restore")
+	if got := s.mustQuery(t, "SELECT id, name FROM `"+db+"`.test"); got != "1\twritten early" {
+		t.Errorf("a refused restore changed the table:\n%s", got)
+	}
+
+	// The same restore tried again after it stopped halfway: its own
+	// tables are no reason to stop. Another volume's marker is cleaned up.
+	for _, m := range []string{".restoring-volume-2", ".restoring-gone"} {
+		if err := os.WriteFile(filepath.Join(dir, m), nil, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mustSucceed(t, restore("volume-2"), Restored)
+	if got := rows(t, s, db); got != homeworkRows {
+		t.Errorf("after the second try the table holds\n%s\nwant\n%s", got, homeworkRows)
+	}
+	files := listDir(t, dir)
+	for _, m := range []string{".restoring-volume-2", ".restoring-gone"} {
+		if _, ok := files[m]; ok {
+			t.Errorf("%s is still in BACKUP_DIR after the restore", m)
+		}
+	}
+
+	// An empty database takes the dump; a newer dump kept aside is named.
+	aside := mustSucceed(t, backupRun(t, s, db, dir, map[string]string{EnvLatestExpected: "none"}), BackedUpAside)
+	later := time.Now().Add(time.Minute)
+	if err := os.Chtimes(filepath.Join(dir, aside.Dump), later, later); err != nil {
+		t.Fatal(err)
+	}
+	s.mustQuery(t, "DROP DATABASE `"+db+"`; CREATE DATABASE `"+db+"`")
+	res := mustSucceed(t, restore("volume-3"), Restored)
+	if res.Dump != dump.Dump || res.Aside != aside.Dump {
+		t.Errorf("restored %s with aside %q; want %s with aside %s", res.Dump, res.Aside, dump.Dump, aside.Dump)
+	}
+
+	// RESTORE_FROM loads the dump kept aside instead.
+	s.mustQuery(t, "DROP DATABASE `"+db+"`; CREATE DATABASE `"+db+"`")
+	r := s.runScript(t, Restore, map[string]string{EnvBackupDir: dir, EnvDatabase: db, EnvRestoreFrom: aside.Dump})
+	if res := mustSucceed(t, r, Restored); res.Dump != aside.Dump || res.Aside != "" {
+		t.Errorf("RESTORE_FROM=%s: result %q", aside.Dump, r.result)
+	}
+	mustFail(t, s.runScript(t, Restore, map[string]string{EnvBackupDir: dir, EnvRestoreFrom: "../x.sql.gz"}), "RESTORE_FROM names '../x.sql.gz', which is not a dump file name")
+}
+
+// TestBackupRemovesLeftovers: the temporary files of a backup killed with
+// SIGKILL are removed by the next one.
+func TestBackupRemovesLeftovers(t *testing.T) {
+	s := needServer(t)
+	const db = "leftovers"
+	homework(t, s, db)
+	dir := t.TempDir()
+	for _, f := range []string{".backup-tmp.AbC123", ".latest-tmp.XyZ789"} {
+		if err := os.WriteFile(filepath.Join(dir, f), []byte("half a dump"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r := backupRun(t, s, db, dir, nil)
+	b := mustSucceed(t, r, BackedUp)
+	if got, want := slices.Sorted(maps.Keys(listDir(t, dir))), slices.Sorted(slices.Values([]string{b.Dump, LatestFile})); !slices.Equal(got, want) {
+		t.Errorf("BACKUP_DIR holds %q, want %q", got, want)
+	}
+	if !strings.Contains(r.output, "removed .backup-tmp.AbC123") {
+		t.Error("the output does not say the leftover was removed")
 	}
 }
