@@ -59,17 +59,40 @@ func ownAnnotations(m *mysqlv1.MySQL) map[string]string {
 
 // dataPVC is the server's volume. Like the Deployment, the Service and the
 // credentials, it has no owner reference: the operator deletes it itself,
-// after the backup (see reconcileDelete). restoredFrom, once its restore is
-// done, is what it loaded (restoredAnnotation).
-func dataPVC(m *mysqlv1.MySQL, restoredFrom string) *corev1ac.PersistentVolumeClaimApplyConfiguration {
+// after the backup (see reconcileDelete). It carries the marks of its
+// history.
+func dataPVC(m *mysqlv1.MySQL, mk marks) *corev1ac.PersistentVolumeClaimApplyConfiguration {
 	a := ownAnnotations(m)
-	if restoredFrom != "" {
-		a[restoredAnnotation] = restoredFrom
-	}
+	maps.Copy(a, mk.annotations())
 	return corev1ac.PersistentVolumeClaim(dataPVCName(m.Name), m.Namespace).
 		WithLabels(childLabels(m)).
 		WithAnnotations(a).
 		WithSpec(pvcSpec(m))
+}
+
+// marks are what the operator records on a data volume of the data it
+// holds: what its restore loaded, once done (restoredAnnotation), and that
+// a server's container started on it (startedAnnotation).
+type marks struct {
+	restoredFrom string
+	started      bool
+}
+
+// marksOf reads the marks of data volume pvc.
+func marksOf(pvc *corev1.PersistentVolumeClaim) marks {
+	return marks{restoredFrom: pvc.Annotations[restoredAnnotation], started: pvc.Annotations[startedAnnotation] == "true"}
+}
+
+// annotations are the marks as the volume's annotations.
+func (mk marks) annotations() map[string]string {
+	a := map[string]string{}
+	if mk.restoredFrom != "" {
+		a[restoredAnnotation] = mk.restoredFrom
+	}
+	if mk.started {
+		a[startedAnnotation] = "true"
+	}
+	return a
 }
 
 // backupPVC is the volume of the backups. The operator never deletes it:

@@ -153,7 +153,7 @@ func (r *MySQLReconciler) startBackup(ctx context.Context, m *mysqlv1.MySQL) (bo
 		}
 		return never, err
 	}
-	from := pvc.Annotations[restoredAnnotation]
+	from := marksOf(pvc).restoredFrom
 	p := backupPlan{latestExpected: restoredNone}
 	switch {
 	case m.Annotations[mysqlv1.BackupAsLatestAnnotation] == "true":
@@ -223,31 +223,38 @@ func (r *MySQLReconciler) skipBackup(m *mysqlv1.MySQL, reason, msg string) {
 
 // neverStarted reports whether m's server never ran, so that its data
 // volume holds nothing to back up: the volume (pvc, empty when there is
-// none of m's) was never bound, or it was never restored and every pod of
-// the server still waits for its container's first start (a pod that
-// cannot start, say for a missing Secret key).
+// none of m's) was never bound, or no server's container ever started on
+// it: it is not marked started or restored, and every pod of the server
+// still waits for its container's first start (a pod that cannot start,
+// say for a missing Secret key). A bound volume without a pod may hold
+// rows: it is backed up.
 func (r *MySQLReconciler) neverStarted(ctx context.Context, m *mysqlv1.MySQL, pvc *corev1.PersistentVolumeClaim) (bool, error) {
 	if pvc.UID == "" || pvc.Status.Phase != corev1.ClaimBound {
 		return true, nil
 	}
-	if pvc.Annotations[restoredAnnotation] != "" {
+	if mk := marksOf(pvc); mk.started || mk.restoredFrom != "" {
 		return false, nil
 	}
 	server, err := r.serverPods(ctx, m)
 	if err != nil || len(server) == 0 {
 		return false, err
 	}
+	return !anyStarted(server), nil
+}
+
+// anyStarted reports whether a container of one of the pods has started.
+func anyStarted(server []*corev1.Pod) bool {
 	for _, p := range server {
-		if p.Status.Phase != corev1.PodPending {
-			return false, nil
+		if p.Status.Phase != corev1.PodPending && p.Status.Phase != "" {
+			return true
 		}
 		for _, s := range p.Status.ContainerStatuses {
 			if s.State.Waiting == nil || s.RestartCount > 0 || s.LastTerminationState.Terminated != nil {
-				return false, nil
+				return true
 			}
 		}
 	}
-	return true, nil
+	return false
 }
 
 func backingUp(m *mysqlv1.MySQL, format string, args ...any) error {

@@ -37,6 +37,10 @@ const (
 	restoredAnnotation = "otus.homework/restored-from"
 	restoredNone       = "none"
 	restoredUnknown    = "unknown"
+	// startedAnnotation "true" on the data volume says a server's
+	// container started on it: from then on it may hold rows, and the
+	// MySQL's deletion backs it up, whatever its pods look like then.
+	startedAnnotation = "otus.homework/server-started"
 	// dataVolumeAnnotation on a restore Job is the UID of the data volume
 	// it restores into, and serverPodAnnotation the UID of the server pod
 	// it loads into.

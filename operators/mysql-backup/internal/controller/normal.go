@@ -109,7 +109,7 @@ func (r *MySQLReconciler) reconcileServer(ctx context.Context, m *mysqlv1.MySQL,
 	if _, err := r.claim(ctx, m, pvc); err != nil {
 		return err
 	}
-	if err := r.applyDataPVC(ctx, m, pvc, pvc.Annotations[restoredAnnotation], o); err != nil {
+	if err := r.applyDataPVC(ctx, m, pvc, marksOf(pvc), o); err != nil {
 		return err
 	}
 	if err := r.ensureBackupPVC(ctx, m); err != nil {
@@ -128,8 +128,17 @@ func (r *MySQLReconciler) reconcileServer(ctx context.Context, m *mysqlv1.MySQL,
 	}
 
 	restoredFrom, restoreErr := r.reconcileRestore(ctx, m, pvc)
-	if restoredFrom != pvc.Annotations[restoredAnnotation] {
-		if err := r.applyDataPVC(ctx, m, pvc, restoredFrom, o); err != nil {
+	mk := marksOf(pvc)
+	next := marks{restoredFrom: restoredFrom, started: mk.started || restoredFrom != ""}
+	if !next.started && pvc.UID != "" {
+		server, err := r.serverPods(ctx, m)
+		if err != nil {
+			return err
+		}
+		next.started = anyStarted(server)
+	}
+	if next != mk {
+		if err := r.applyDataPVC(ctx, m, pvc, next, o); err != nil {
 			return err
 		}
 	}
@@ -166,21 +175,20 @@ func (r *MySQLReconciler) reconcileServer(ctx context.Context, m *mysqlv1.MySQL,
 	return r.reconcilePassword(ctx, m, creds, desired)
 }
 
-// applyDataPVC applies the data volume, marked as restored from
-// restoredFrom once its restore is done, and notes in o what a person
+// applyDataPVC applies the data volume with its marks, and notes in o what a person
 // should know of it: a volume being deleted under the server, or a change
 // the API server refused (a claim's class cannot change, nor its size go
 // down), with the server's message. Neither stops the other steps: the
 // server goes on with the volume as it is.
 func (r *MySQLReconciler) applyDataPVC(ctx context.Context, m *mysqlv1.MySQL, live *corev1.PersistentVolumeClaim,
-	restoredFrom string, o *observed) error {
+	mk marks, o *observed) error {
 	if !live.DeletionTimestamp.IsZero() {
 		o.problem.reason = ReasonDataVolumeDeleted
 		o.problem.message = fmt.Sprintf("the data volume %s is being deleted: its data goes when the server's pod stops. "+
 			"Delete the MySQL to back it up first; a new volume is restored from the latest backup", live.Name)
 		return nil
 	}
-	_, err := owner.ApplyChanged(ctx, r.Client, dataPVC(m, restoredFrom), live)
+	_, err := owner.ApplyChanged(ctx, r.Client, dataPVC(m, mk), live)
 	if live.UID == "" || (!apierrors.IsInvalid(err) && !apierrors.IsForbidden(err)) {
 		return err
 	}
@@ -192,13 +200,13 @@ func (r *MySQLReconciler) applyDataPVC(ctx context.Context, m *mysqlv1.MySQL, li
 	o.problem.reason = ReasonDataVolumeRefused
 	o.problem.message = fmt.Sprintf("the API server refused the spec's change to the data volume %s, which stays as it is "+
 		"(to move the data to a new volume, delete the MySQL and create it again: it is backed up and restored): %s", live.Name, refusal)
-	if restoredFrom != live.Annotations[restoredAnnotation] {
-		// The volume's record of its restore must not wait for the spec.
+	if mk != marksOf(live) {
+		// The volume's record of its data must not wait for the spec.
 		patch := client.MergeFrom(live.DeepCopy())
 		if live.Annotations == nil {
 			live.Annotations = map[string]string{}
 		}
-		live.Annotations[restoredAnnotation] = restoredFrom
+		maps.Copy(live.Annotations, mk.annotations())
 		return r.Patch(ctx, live, patch)
 	}
 	return nil
@@ -432,7 +440,7 @@ func (r *MySQLReconciler) reconcileRestore(ctx context.Context, m *mysqlv1.MySQL
 		return "", restoring(m, ReasonRestoring, "waiting for the previous %s to go before restoring again", name)
 	case j.Annotations[dataVolumeAnnotation] != "" && j.Annotations[dataVolumeAnnotation] != string(pvc.UID):
 		return "", r.restoreAgain(ctx, m, j, corev1.EventTypeWarning, ReasonDataVolumeReplaced, fmt.Sprintf(
-			"the data volume %s was replaced since %s restored it, with the data written since the last backup: "+
+			"the data volume %s was replaced after %s restored it (what was written since the last backup went with the old one): "+
 				"restoring the latest backup into the new volume", pvc.Name, name))
 	}
 	if state := stateOf(j); state != jobSucceeded {

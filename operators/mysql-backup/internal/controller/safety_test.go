@@ -395,3 +395,53 @@ func TestDatabaseIsImmutable(t *testing.T) {
 		t.Errorf("renaming the database: %v", err)
 	}
 }
+
+// A server that started once may hold rows, whatever its pods look like
+// when the MySQL is deleted: the volume says it started, and the deletion
+// waits to back it up (here for a pod that cannot start) instead of going
+// without a backup.
+func TestStartedServerIsAlwaysBackedUp(t *testing.T) {
+	ns := suite.Namespace(t, nil)
+	m := create(t, homework(ns, "once-started"))
+	waitCondition(t, m, conditions.Ready, metav1.ConditionFalse, ReasonServerStarting)
+	serverUp(t, m)
+	testenv.Eventually(t, "the data volume marked as started", func(ctx context.Context) error {
+		pvc := &corev1.PersistentVolumeClaim{}
+		if err := suite.Client.Get(ctx, key(m, dataPVCName(m.Name)), pvc); err != nil {
+			return err
+		}
+		if pvc.Annotations[startedAnnotation] != "true" {
+			return fmt.Errorf("annotations %v", pvc.Annotations)
+		}
+		return nil
+	})
+	// Its restore fails, and its pod is replaced by one that cannot start.
+	finishJob(t, m, restoreJobName(m.Name), false, "failed: cut off")
+	if err := suite.Client.DeleteAllOf(ctx, &corev1.Pod{}, client.InNamespace(ns), client.MatchingLabels(serverSelector(m)),
+		client.GracePeriodSeconds(0)); err != nil {
+		t.Fatal(err)
+	}
+	_, pod := serverPod(t, m)
+	pod.Status.Phase = corev1.PodPending
+	pod.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "mysql", State: corev1.ContainerState{
+		Waiting: &corev1.ContainerStateWaiting{Reason: "ContainerCreating"},
+	}}}
+	if err := suite.Client.Status().Update(ctx, pod); err != nil {
+		t.Fatal(err)
+	}
+	if err := suite.Client.Delete(ctx, m); err != nil {
+		t.Fatal(err)
+	}
+	got := waitCondition(t, m, BackupSucceeded, metav1.ConditionUnknown, ReasonBackingUp)
+	if msg := meta.FindStatusCondition(got.Status.Conditions, BackupSucceeded).Message; !strings.Contains(msg, mysqlv1.SkipBackupAnnotation) {
+		t.Errorf("BackupSucceeded does not say how to go without a backup: %q", msg)
+	}
+	if n := eventsOf(t, m, ReasonNothingToBackUp); n != 0 {
+		t.Errorf("%d %s events for a server that started", n, ReasonNothingToBackUp)
+	}
+	// The pod starts: the backup runs.
+	serverUp(t, m)
+	j := backupJobOf(t, m)
+	finishJob(t, m, j.Name, true, "backed-up otus-database-20261125T100000Z.sql.gz")
+	waitGone(t, m)
+}
