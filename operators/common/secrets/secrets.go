@@ -45,13 +45,8 @@ func (p *Policy) BindFlags(fs *flag.FlagSet) {
 // through r. A missing Secret, or a key that is missing or empty, is a
 // Blocked error that says what to create; what names the value ("the root
 // password"), and hint, when not empty, is appended to the missing Secret's
-// message as another way out.
-func Key(ctx context.Context, r client.Reader, namespace, name, key, what, hint string) ([]byte, error) {
-	return Policy{}.Key(ctx, r, namespace, name, key, what, hint)
-}
-
-// Key is the package's Key under p: a Secret p does not let a custom
-// resource name is a Blocked error that says how its owner consents.
+// message as another way out. A Secret p does not let a custom resource
+// name is a Blocked error that says how its owner consents.
 func (p Policy) Key(ctx context.Context, r client.Reader, namespace, name, key, what, hint string) ([]byte, error) {
 	var s corev1.Secret
 	err := r.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, &s)

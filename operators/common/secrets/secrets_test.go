@@ -31,7 +31,7 @@ func TestKey(t *testing.T) {
 			msg: `Secret "creds" has no key "empty": add the root password under that key`},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			v, err := Key(context.Background(), c, "ns", tt.secret, tt.key, "the root password", tt.hint)
+			v, err := Policy{}.Key(context.Background(), c, "ns", tt.secret, tt.key, "the root password", tt.hint)
 			reason, msg, blocked, _ := conditions.Reported(err)
 			if tt.reason == "" {
 				if err != nil || string(v) != tt.value {
@@ -72,7 +72,7 @@ func TestLabelledOnly(t *testing.T) {
 	if v, err := p.Key(ctx, c, "ns", "shared", "password", "the root password", ""); err != nil || string(v) != "s3cret" {
 		t.Errorf("labelled: value %q, err %v; want s3cret", v, err)
 	}
-	if v, err := Key(ctx, c, "ns", "theirs", "password", "the root password", ""); err != nil || string(v) != "not yours" {
+	if v, err := (Policy{}).Key(ctx, c, "ns", "theirs", "password", "the root password", ""); err != nil || string(v) != "not yours" {
 		t.Errorf("by default: value %q, err %v; want any Secret of the namespace", v, err)
 	}
 }

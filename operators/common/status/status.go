@@ -48,10 +48,8 @@ func PatchIfChanged(ctx context.Context, c client.Client, before, after client.O
 // Two errors are dropped, as nothing is wrong: a conflict on the status write
 // (the object changed since it was read, and that change's watch event runs
 // the reconcile again, on fresh data), and an error that only says the
-// namespace is being deleted (see apply.IgnoreNamespaceTerminating). Call it
-// deferred:
-//
-//	defer func() { err = status.Finish(ctx, r.Client, before, obj, err) }()
+// namespace is being deleted (see apply.IgnoreNamespaceTerminating).
+// reconciler.Run calls it last, with the pass's error.
 func Finish(ctx context.Context, c client.Client, before, after client.Object, err error) error {
 	werr := PatchIfChanged(ctx, c, before, after)
 	if apierrors.IsConflict(werr) {

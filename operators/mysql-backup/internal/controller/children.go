@@ -59,7 +59,7 @@ func ownAnnotations(m *mysqlv1.MySQL) map[string]string {
 
 // dataPVC is the server's volume. Like the Deployment, the Service and the
 // credentials, it has no owner reference: the operator deletes it itself,
-// after the backup (see reconcileDelete). It carries the marks of its
+// after the backup (see finalize). It carries the marks of its
 // history.
 func dataPVC(m *mysqlv1.MySQL, mk marks) *corev1ac.PersistentVolumeClaimApplyConfiguration {
 	a := ownAnnotations(m)

@@ -115,7 +115,7 @@ func Cache() map[client.Object]cache.ByObject {
 
 // SetupWithManager watches MySQLs and every object labelled with a MySQL's
 // name: the server and its Service, volumes and credentials (which carry no
-// owner reference, see reconcileDelete), the Jobs, and the server's pods,
+// owner reference, see finalize), the Jobs, and the server's pods,
 // whose readiness starts the restore. It also watches the Secrets the
 // passwords come from.
 func (r *MySQLReconciler) SetupWithManager(mgr ctrl.Manager) error {
