@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/e2e-framework/klient/k8s"
+	"sigs.k8s.io/e2e-framework/klient/k8s/resources"
 	"sigs.k8s.io/e2e-framework/klient/wait/conditions"
 	"sigs.k8s.io/e2e-framework/pkg/envconf"
 	"sigs.k8s.io/e2e-framework/pkg/features"
@@ -44,6 +45,23 @@ func jobEnv(j *batchv1.Job, name string) string {
 	return ""
 }
 
+// deleteMySQL deletes m and waits until it is gone.
+func deleteMySQL(ctx context.Context, t *testing.T, r *resources.Resources, m *mysqlv1.MySQL) {
+	t.Helper()
+	if err := r.Delete(ctx, m); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, m.Name+" to go", conditions.New(r).ResourceDeleted(m))
+}
+
+// noJob fails t if Job name exists in namespace ns.
+func noJob(ctx context.Context, t *testing.T, r *resources.Resources, ns, name string) {
+	t.Helper()
+	if err := r.Get(ctx, name, ns, &batchv1.Job{}); !apierrors.IsNotFound(err) {
+		t.Errorf("Job %s: %v, want none", name, err)
+	}
+}
+
 // A claim with the backup volume's name that the operator did not make for
 // the MySQL's backups (here MySQL backup-n's data volume, backup-n-pvc, in
 // the way of n's backup volume) is never written to or read from, and the
@@ -62,16 +80,9 @@ func TestMySQLBackupVolumeNameTaken(t *testing.T) {
 			if !strings.Contains(msg, "backup-n-pvc") || !strings.Contains(msg, "do not delete it") {
 				t.Errorf("Degraded says %q", msg)
 			}
-			if err := r.Get(ctx, "restore-n-job", n.Namespace, &batchv1.Job{}); !apierrors.IsNotFound(err) {
-				t.Errorf("a restore Job of n: %v", err)
-			}
-			if err := r.Delete(ctx, n); err != nil {
-				t.Fatal(err)
-			}
-			waitFor(t, "n to go", conditions.New(r).ResourceDeleted(n))
-			if err := r.Get(ctx, "backup-n-job", n.Namespace, &batchv1.Job{}); !apierrors.IsNotFound(err) {
-				t.Errorf("a backup Job of n: %v", err)
-			}
+			noJob(ctx, t, r, n.Namespace, "restore-n-job")
+			deleteMySQL(ctx, t, r, n)
+			noJob(ctx, t, r, n.Namespace, "backup-n-job")
 			if err := r.Get(ctx, "backup-n-pvc", n.Namespace, &corev1.PersistentVolumeClaim{}); err != nil {
 				t.Errorf("backup-n's data volume: %v", err)
 			}
@@ -119,10 +130,7 @@ func TestMySQLJobsAddressTheOwnedPod(t *testing.T) {
 			if host := jobEnv(restore, "MYSQL_HOST"); host == "" || host == impostor.Status.PodIP {
 				t.Errorf("the restore Job's server is %q; the impostor is at %s", host, impostor.Status.PodIP)
 			}
-			if err := r.Delete(ctx, m); err != nil {
-				t.Fatal(err)
-			}
-			waitFor(t, "mysql-instance to go", conditions.New(r).ResourceDeleted(m))
+			deleteMySQL(ctx, t, r, m)
 			backup := &batchv1.Job{}
 			if err := r.Get(ctx, "backup-mysql-instance-job", m.Namespace, backup); err != nil {
 				t.Fatal(err)
@@ -148,13 +156,8 @@ func TestMySQLNeverStartedGoesAtOnce(t *testing.T) {
 			noSuchClass := "no-such-class"
 			applySample(ctx, t, cfg, mysqlSample, m, func() { m.Spec.StorageClassName = &noSuchClass })
 			waitFor(t, "the operator to wait for the server", conditions.New(r).ResourceMatch(m, mysqlCondition("Ready", "ServerStarting")))
-			if err := r.Delete(ctx, m); err != nil {
-				t.Fatal(err)
-			}
-			waitFor(t, "mysql-instance to go", conditions.New(r).ResourceDeleted(m))
-			if err := r.Get(ctx, "backup-mysql-instance-job", m.Namespace, &batchv1.Job{}); !apierrors.IsNotFound(err) {
-				t.Errorf("a backup Job for a server that never started: %v", err)
-			}
+			deleteMySQL(ctx, t, r, m)
+			noJob(ctx, t, r, m.Namespace, "backup-mysql-instance-job")
 			return ctx
 		}).
 		WithTeardown("namespace", deleteNamespace).
@@ -202,10 +205,7 @@ func TestMySQLDataVolumeDeletedUnderTheServer(t *testing.T) {
 				"-p", `{"status":{"restoredFrom":"forged.sql.gz"}}`); err != nil {
 				t.Fatal(err)
 			}
-			if err := r.Delete(ctx, m); err != nil {
-				t.Fatal(err)
-			}
-			waitFor(t, "mysql-instance to go", conditions.New(r).ResourceDeleted(m))
+			deleteMySQL(ctx, t, r, m)
 			backup := &batchv1.Job{}
 			if err := r.Get(ctx, "backup-mysql-instance-job", m.Namespace, backup); err != nil {
 				t.Fatal(err)

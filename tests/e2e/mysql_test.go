@@ -81,10 +81,7 @@ func TestHomeworkMySQL(t *testing.T) {
 		}).
 		Assess("kubectl delete runs backup-mysql-instance-job to 1/1 and keeps the backup volume", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
 			r := client(t, cfg)
-			if err := r.Delete(ctx, m); err != nil {
-				t.Fatal(err)
-			}
-			waitFor(t, "mysql-instance to go", conditions.New(r).ResourceDeleted(m))
+			deleteMySQL(ctx, t, r, m)
 			backup := &batchv1.Job{}
 			if err := r.Get(ctx, "backup-mysql-instance-job", m.Namespace, backup); err != nil {
 				t.Fatalf("kubectl get jobs should show backup-mysql-instance-job: %v", err)

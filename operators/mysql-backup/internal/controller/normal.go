@@ -202,12 +202,7 @@ func (r *MySQLReconciler) applyDataPVC(ctx context.Context, m *mysqlv1.MySQL, li
 		"(to move the data to a new volume, delete the MySQL and create it again: it is backed up and restored): %s", live.Name, refusal)
 	if mk != marksOf(live) {
 		// The volume's record of its data must not wait for the spec.
-		patch := client.MergeFrom(live.DeepCopy())
-		if live.Annotations == nil {
-			live.Annotations = map[string]string{}
-		}
-		maps.Copy(live.Annotations, mk.annotations())
-		return r.Patch(ctx, live, patch)
+		return r.annotate(ctx, live, mk.annotations())
 	}
 	return nil
 }
@@ -327,12 +322,7 @@ func (r *MySQLReconciler) checkBackupPVC(ctx context.Context, m *mysqlv1.MySQL, 
 	case live.Annotations[backupOfAnnotation] == m.Name:
 	case live.Labels[mysqlLabel] == m.Name && live.Labels[labels.ManagedBy] == FieldOwner && live.Annotations[uidAnnotation] == "" &&
 		live.Annotations[backupOfAnnotation] == "":
-		patch := client.MergeFromWithOptions(live.DeepCopy(), client.MergeFromWithOptimisticLock{})
-		if live.Annotations == nil {
-			live.Annotations = map[string]string{}
-		}
-		live.Annotations[backupOfAnnotation] = m.Name
-		if err := r.Patch(ctx, live, patch); err != nil {
+		if err := r.annotate(ctx, live, map[string]string{backupOfAnnotation: m.Name}); err != nil {
 			return fmt.Errorf("marking %s as the backup volume of %s: %w", live.Name, m.Name, err)
 		}
 	default:

@@ -3,6 +3,7 @@ package controller
 import (
 	"context"
 	"fmt"
+	"maps"
 	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -79,6 +80,19 @@ func (r *MySQLReconciler) claim(ctx context.Context, m *mysqlv1.MySQL, obj clien
 		return true, fmt.Errorf("removing the owner reference of %s %s: %w", kind, obj.GetName(), err)
 	}
 	return true, nil
+}
+
+// annotate adds values to obj's annotations with a merge patch that
+// fails if obj changed since it was read.
+func (r *MySQLReconciler) annotate(ctx context.Context, obj client.Object, values map[string]string) error {
+	patch := client.MergeFromWithOptions(obj.DeepCopyObject().(client.Object), client.MergeFromWithOptimisticLock{})
+	a := obj.GetAnnotations()
+	if a == nil {
+		a = map[string]string{}
+	}
+	maps.Copy(a, values)
+	obj.SetAnnotations(a)
+	return r.Patch(ctx, obj, patch)
 }
 
 // deleteKept deletes m's server, Service, data volume and credentials,
