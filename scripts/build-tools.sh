@@ -1,15 +1,18 @@
 #!/usr/bin/env bash
 # Builds, from Go modules only, every binary the project runs: the Kubernetes
-# control plane and kubectl, the real node's kubelet, kube-proxy and CoreDNS, etcd,
-# kwok/kwokctl, controller-gen and golangci-lint. Versions live in
-# scripts/tools/<name>/go.mod, checksums in the go.sum beside it. A tool is
-# rebuilt only when its module files or its build flags change, so second runs
-# take well under a second.
+# control plane and kubectl, the real node's kubelet, kube-proxy and CoreDNS, kubeadm, etcd,
+# kwok/kwokctl, controller-gen, golangci-lint and FerretDB (the kind node's
+# mongo stand-in). Versions live in scripts/tools/<name>/go.mod, checksums in
+# the go.sum beside it. A tool is rebuilt only when its module files or its
+# build flags change, so second runs take well under a second.
 #
-# usage: scripts/build-tools.sh [kubernetes|kubernetes-node|coredns|etcd|kwok|controller-gen|golangci-lint|kind|ko|olm]...
-# With no argument it builds all but kubernetes-node and coredns, which only
-# the local cluster's real node needs (scripts/node.sh builds them), and kind
-# and ko, which only kind users need, and olm, which only make olm-up needs.
+# usage: scripts/build-tools.sh [kubernetes|kubernetes-node|kubectl|coredns|etcd|kwok|controller-gen|golangci-lint|kind|olm|local-provisioner|ferretdb]...
+# With no argument it builds all but kubernetes-node, coredns and ferretdb, which only
+# the local cluster's real node and the kind node image need (scripts/node.sh
+# and scripts/images.sh build them), kind and kubectl alone (a few minutes, not
+# the control plane's twelve), which only kind users without them need,
+# olm, which only make olm-up needs, and the project's own local-provisioner
+# (scripts/cluster.sh and the kind node image).
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -24,15 +27,17 @@ say() { echo "build-tools: $*" >&2; }
 binaries() {
 	case $1 in
 	kubernetes) echo kube-apiserver kube-controller-manager kube-scheduler kubectl ;;
-	kubernetes-node) echo kubelet kube-proxy ;;
+	kubernetes-node) echo kubelet kube-proxy kubeadm ;;
+	kubectl) echo kubectl ;;
 	etcd) echo etcd etcdctl ;;
 	kwok) echo kwok kwokctl ;;
 	coredns) echo coredns ;;
 	controller-gen) echo controller-gen ;;
 	golangci-lint) echo golangci-lint ;;
 	kind) echo kind ;;
-	ko) echo ko ;;
 	olm) echo olm catalog cpb ;;
+	local-provisioner) echo local-provisioner ;;
+	ferretdb) echo ferretdb ;;
 	*) say "unknown tool '$1' (see scripts/tools/)"; return 1 ;;
 	esac
 }
@@ -41,19 +46,20 @@ binaries() {
 # from the control plane's module, so both are always the same release.
 module_dir() {
 	case $1 in
-	kubernetes-node) echo "$root/scripts/tools/kubernetes" ;;
+	kubernetes-node | kubectl) echo "$root/scripts/tools/kubernetes" ;;
+	local-provisioner) echo "$root/scripts/local-provisioner" ;;
 	*) echo "$root/scripts/tools/$1" ;;
 	esac
 }
 
 # packages are what go build builds: the module's whole tool directive, but
 # for the Kubernetes module, whose one directive serves two tools, and for
-# CoreDNS, built from the module's own main package (a subset of plugins).
+# CoreDNS and the local provisioner, built from their module's own main package.
 packages() {
 	local b
 	case $1 in
-	kubernetes | kubernetes-node) for b in $(binaries "$1"); do echo "k8s.io/kubernetes/cmd/$b"; done ;;
-	coredns) echo . ;;
+	kubernetes | kubernetes-node | kubectl) for b in $(binaries "$1"); do echo "k8s.io/kubernetes/cmd/$b"; done ;;
+	coredns | local-provisioner) echo . ;;
 	*) echo tool ;;
 	esac
 }
@@ -61,7 +67,7 @@ packages() {
 # Built without ldflags, Kubernetes binaries say v0.0.0, which kubectl and kwok
 # reject; stamp the release the go.mod pins.
 ldflags() {
-	[ "$1" = kubernetes ] || [ "$1" = kubernetes-node ] || return 0
+	case $1 in kubernetes | kubernetes-node | kubectl) ;; *) return 0 ;; esac
 	local v major minor pkg flags=""
 	v=$(cd "$root/scripts/tools/kubernetes" && GOWORK=off go list -m -f '{{.Version}}' k8s.io/kubernetes)
 	major=${v#v}; major=${major%%.*}
@@ -71,6 +77,26 @@ ldflags() {
 		flags+=" -X $pkg.gitTreeState=clean -X $pkg.buildDate=1970-01-01T00:00:00Z"
 	done
 	echo "$flags"
+}
+
+# ferretdb_modfile DIR OUT writes OUT/go.mod, the go.mod to build FerretDB
+# with: DIR's, with a replace directive for a copy of FerretDB's module (in
+# OUT) that holds the build/version/version.txt its release process writes and
+# its module lacks: FerretDB panics at start without it. (go build -overlay may
+# not replace a file of the module cache.)
+ferretdb_modfile() {
+	local dir=$1 out=$2 mod v
+	mod=$(cd "$dir" && GOWORK=off go mod download -json github.com/FerretDB/FerretDB | sed -n 's/^\t"Dir": "\(.*\)",$/\1/p')
+	[ -d "$mod/build/version" ] || { say "FerretDB's module has no build/version ($mod)"; return 1; }
+	v=$(cd "$dir" && GOWORK=off go list -m -f '{{.Version}}' github.com/FerretDB/FerretDB)
+	[ ! -d "$out" ] || chmod -R u+w "$out"
+	rm -rf "$out"
+	mkdir -p "$out"
+	cp -R "$mod" "$out/FerretDB"
+	chmod -R u+w "$out/FerretDB"
+	echo "$v" >"$out/FerretDB/build/version/version.txt"
+	{ cat "$dir/go.mod"; echo "replace github.com/FerretDB/FerretDB => $out/FerretDB"; } >"$out/go.mod"
+	cp "$dir/go.sum" "$out/go.sum"
 }
 
 # sources prints the Go files of a tool module that has its own main package.
@@ -94,11 +120,15 @@ build() {
 	local hint=""
 	case $tool in kubernetes) hint=" (the first build takes about 12 minutes on 2 cores)" ;; esac
 	say "building $(binaries "$tool") into $bin$hint"
-	local start=$SECONDS
+	local start=$SECONDS modfile=$dir/go.mod
+	if [ "$tool" = ferretdb ]; then
+		modfile=$bin/.ferretdb-build/go.mod
+		ferretdb_modfile "$dir" "${modfile%/*}"
+	fi
 	# go build -o DIR writes one binary per main package.
 	# shellcheck disable=SC2046 # one word per package
 	progress "building $tool" env -C "$dir" GOWORK=off GOFLAGS=-mod=readonly CGO_ENABLED=0 \
-		go build -trimpath -ldflags "$flags" -o "$bin/" $(packages "$tool")
+		go build -trimpath -modfile="$modfile" -ldflags "$flags" -o "$bin/" $(packages "$tool")
 	# go names a binary after its package path: etcd's server is ".../server/v3".
 	if [ "$tool" = etcd ]; then mv -f "$bin/server" "$bin/etcd"; fi
 	echo "$want" >"$stamp"

@@ -154,15 +154,10 @@ stop_provisioner() {
 # build_provisioner rebuilds bin/local-provisioner when its sources changed,
 # and then stops the running one so that up starts the new build.
 build_provisioner() {
-	local src=$root/scripts/local-provisioner want
-	want=$(cat "$src"/go.mod "$src"/go.sum "$src"/*.go | sha256sum | cut -d' ' -f1)
-	if [ -x "$bin/local-provisioner" ] && [ "$(cat "$bin/.stamp-local-provisioner" 2>/dev/null)" = "$want" ]; then
-		return 0
-	fi
-	say "building local-provisioner"
-	(cd "$src" && GOWORK=off GOFLAGS=-mod=readonly CGO_ENABLED=0 go build -trimpath -o "$bin/local-provisioner" .)
-	echo "$want" >"$bin/.stamp-local-provisioner"
-	stop_provisioner
+	local before
+	before=$(cat "$bin/.stamp-local-provisioner" 2>/dev/null || true)
+	"$root/scripts/build-tools.sh" local-provisioner
+	[ "$(cat "$bin/.stamp-local-provisioner")" = "$before" ] || stop_provisioner
 }
 
 # start_provisioner runs it in a session of its own, so it outlives this script

@@ -2,19 +2,20 @@
 # Deploys operators as a cluster admin installs them from this repository:
 # each operator's shipped manifests (operators/<name>/config/<variant>: its
 # namespace, ServiceAccount, generated RBAC and Deployment) applied with
-# kubectl, running its image. On the local cluster the image is the one
-# scripts/olm-images.sh builds without a daemon, imported into the real
-# node's containerd, where the operator's pod runs; scripts/kind.sh deploy
-# applies the same manifests with an image ko built.
+# kubectl, running its image: the one scripts/olm-images.sh builds without
+# a daemon, which the catalog ships too, imported into the real node's
+# containerd on the local cluster, or into the node of a kind cluster.
 #
 # usage: scripts/deploy.sh NAME OPERATOR[:VARIANT]...
 #        scripts/deploy.sh apply OPERATOR VARIANT IMAGE
-#   NAME       a local cluster with its real node (scripts/cluster.sh up NAME)
+#   NAME       a local cluster with its real node (scripts/cluster.sh up NAME),
+#              or a kind cluster (scripts/kind.sh up NAME) when kubectl's
+#              current context is kind-NAME
 #   OPERATOR   database, gordon, mysql-backup or etcd-cluster; VARIANT is the
 #              folder of its config/ to apply: default (namespaced), or
 #              cluster-wide (database:cluster-wide)
-#   apply      apply OPERATOR's config/VARIANT to the current kubectl context
-#              with IMAGE, and wait for its rollout
+#   apply      install OPERATOR's CRDs and apply its config/VARIANT to the
+#              current kubectl context with IMAGE, and wait for its rollout
 # $REGISTRY names the images (ghcr.io/operator-workshops, as catalog/ does).
 set -euo pipefail
 
@@ -29,21 +30,36 @@ usage() {
 	exit 2
 }
 
-# apply OPERATOR VARIANT IMAGE applies the manifests and waits for the
-# operator's Deployment to roll out.
+# crds OPERATOR prints the files of crds/ that define OPERATOR's API: those of
+# its API group.
+crds() {
+	local group
+	group=$(sed -n 's/.*schema.GroupVersion{Group: "\([^"]*\)".*/\1/p' "$root"/operators/"$1"/api/*/groupversion_info.go)
+	[ -n "$group" ] || die "operators/$1 has no API group"
+	ls "$root/crds/${group}"_*.yaml
+}
+
+# apply OPERATOR VARIANT IMAGE installs the operator's CRDs, applies its
+# manifests with IMAGE in place of the one they name, and waits for its
+# Deployment to roll out.
 apply() {
-	local op=$1 variant=$2 image=$3 dir manifests ns start=$SECONDS
+	local op=$1 variant=$2 image=$3 dir manifests ns f start=$SECONDS
 	dir=$root/operators/$op/config/$variant
 	[ -f "$dir/kustomization.yaml" ] || die "operators/$op/config/$variant: no such variant (see operators/$op/config)"
-	manifests=$(kubectl kustomize "$dir")
+	for f in $(crds "$op"); do
+		kubectl apply --server-side -f "$f" >/dev/null
+		kubectl wait --for=condition=Established --timeout=60s -f "$f" >/dev/null
+	done
+	# The manifests name the image $op-operator:dev, which no registry has.
+	manifests=$(kubectl kustomize "$dir" | sed "s|^\( *image: \)$op-operator:dev\$|\1$image|")
 	# The namespace the manifests put the operator in: <op>-operator-system,
 	# or etc for the namespaced etcd operator, which acts on the namespace it
 	# runs in.
 	ns=$(awk '/^kind: Deployment$/{d=1} d && /^  namespace: /{print $2; exit}' <<<"$manifests")
 	[ -n "$ns" ] || die "operators/$op/config/$variant has no namespaced Deployment"
 	kubectl create namespace "$ns" --dry-run=client -o yaml | kubectl apply -f - >/dev/null
+	grep -q "^ *image: $image\$" <<<"$manifests" || die "operators/$op/config/$variant does not name the image $op-operator:dev"
 	kubectl apply -f - <<<"$manifests" >/dev/null
-	kubectl -n "$ns" set image "deployment/$op-operator" "operator=$image" >/dev/null
 	kubectl -n "$ns" rollout status "deployment/$op-operator" --timeout=3m >/dev/null
 	say "$op ($variant) runs $image in namespace $ns ($((SECONDS - start))s)"
 }
@@ -64,10 +80,14 @@ archives=()
 for spec in "$@"; do
 	archives+=("$out/${spec%%:*}-operator.tar")
 done
-"$root/scripts/node.sh" load "$name" "${archives[@]}"
-# The placement policy sends a pod whose image has no stand-in on the real
-# node to the fake ones: these have one now.
-"$root/scripts/node.sh" admit "$name" "$registry/" >/dev/null
+if [ "$(kubectl config current-context 2>/dev/null)" = "kind-$name" ]; then
+	"$root/scripts/kind.sh" load "$name" "${archives[@]}"
+else
+	"$root/scripts/node.sh" load "$name" "${archives[@]}"
+	# The placement policy sends a pod whose image has no stand-in on the
+	# real node to the fake ones: these have one now.
+	"$root/scripts/node.sh" admit "$name" "$registry/" >/dev/null
+fi
 for spec in "$@"; do
 	op=${spec%%:*} variant=default
 	[[ $spec != *:* ]] || variant=${spec#*:}

@@ -24,13 +24,38 @@
 #                                       (scripts/tools/olm) on the toolbox, which
 #                                       is also OLM's "util image" (/bin/cp, /bin/cpb)
 #
-# Mongo has no Debian package, so there is no mongo image: mongo Databases run
+# and, for kind offline (scripts/kind.sh, when kind's released node image
+# cannot be pulled), the node image and what it holds:
+#
+#   workshop.local/kind-node:VERSION    a kind node: Debian bookworm (whose systemd
+#                                       still boots on cgroup v1, unlike the
+#                                       released image's), containerd, runc and
+#                                       the CNI plugins from Debian, kind's node
+#                                       files from its pinned module, kubeadm,
+#                                       kubelet and kubectl of VERSION (the control
+#                                       plane's), a static bridge CNI config in
+#                                       place of kindnetd, and these images
+#                                       preloaded in its containerd, named as
+#                                       kubeadm asks for them, with every stand-in
+#                                       above but olm:
+#   registry.k8s.io/kube-apiserver:VERSION, kube-controller-manager, kube-scheduler
+#                                       the control plane's binaries
+#   registry.k8s.io/kube-proxy:VERSION  kube-proxy on Debian's iptables
+#   workshop.local/kube-etcd:ETCD       the project's etcd, as kubeadm's etcd
+#   workshop.local/local-provisioner:dev
+#                                       scripts/local-provisioner, the node's
+#                                       default StorageClass "standard"
+#   mongo:4.0                           FerretDB (scripts/tools/ferretdb) on SQLite,
+#                                       a MongoDB wire-protocol server: the mongo
+#                                       shell is not in it
+#
+# Mongo has no Debian package, so the local cluster's mongo Databases run
 # on fake nodes only. Every archive is rebuilt only when its inputs change
 # (package lists, files, programs): a stamp beside it holds their hash. Root
 # filesystems are cached by package list; delete the cache directory to
 # refresh them from the mirror.
 #
-# usage: scripts/images.sh build|import ADDRESS [STATE_DIR [IMAGE...]]|list|tags|pause-image|olm-image
+# usage: scripts/images.sh build|import ADDRESS [STATE_DIR [IMAGE...]]|list|tags|pause-image|olm-image|kind-node|archive IMAGE...
 #   build        build the archives that are missing or stale
 #   import ADDR  build, then import into the containerd at socket ADDR the
 #                archives it does not have yet (the IMAGEs named, else all
@@ -39,6 +64,8 @@
 #   tags         print every image name, one a line
 #   pause-image  print the sandbox image's name
 #   olm-image    print the OLM image's name
+#   kind-node    build the kind node image; print its archive and its name
+#   archive IMAGE...  build the IMAGEs (olm, say); print their archives
 # $WORKSHOP_IMAGES_CACHE is the cache (~/.cache/workshop-images); $DEBIAN_MIRROR
 # the mirror (http://deb.debian.org/debian).
 set -euo pipefail
@@ -51,6 +78,8 @@ mirror=${DEBIAN_MIRROR:-http://deb.debian.org/debian}
 suite=bookworm
 pause_image=registry.k8s.io/pause:3.10
 images=(pause coredns gordon toolbox etcd mysql)
+# What the kind node image holds, besides images: kubeadm's and kind's own.
+kind_images=(kube-apiserver kube-controller-manager kube-scheduler kube-proxy kube-etcd local-provisioner mongo)
 
 say() { echo "images.sh: $*" >&2; }
 die() { say "$*"; exit 1; }
@@ -71,6 +100,10 @@ programs() {
 # The packages of each root filesystem. toolbox is also the etcd image's base.
 toolbox_packages=bash,ca-certificates,curl,dnsutils,iproute2,iputils-ping,jq,netcat-openbsd,procps
 mysql_packages=mariadb-server,mariadb-client
+# kube-proxy programs the node's iptables; the kind node is kind's base image's
+# list less what only rootless or network storage needs.
+kube_proxy_packages=iptables,conntrack
+kind_node_packages=systemd,conntrack,iptables,nftables,iproute2,ethtool,util-linux,mount,kmod,libseccomp2,pigz,e2fsprogs,bash,ca-certificates,curl,jq,procps,containerd,runc,containernetworking-plugins
 
 # slim removes from a root filesystem what a container never reads, and opens
 # its top directory (mktemp made it 0700) to every user.
@@ -159,11 +192,12 @@ stage() {
 }
 
 # recipe NAME sets, for image NAME: layers (tar files or staged directories),
-# args (mkimage's other flags) and inputs (files whose content the image
-# depends on besides the layers' tar files).
+# args (mkimage's other flags), inputs (files whose content the image
+# depends on besides the layers' tar files) and prepare (a function that
+# makes a layer only when the image is to be built).
 recipe() {
 	local b=$cache/bin stage_dir=$cache/stage/$1
-	layers=() args=() inputs=()
+	layers=() args=() inputs=() prepare=
 	case $1 in
 	pause)
 		stage "$stage_dir" pause="$b/pause":0755
@@ -209,12 +243,189 @@ recipe() {
 		args=(--entrypoint docker-entrypoint.sh --cmd mariadbd --expose 3306/tcp)
 		inputs=("$src/mysql/docker-entrypoint.sh" "$src/mysql/workshop.cnf")
 		;;
-	*) die "unknown image $1 (images: ${images[*]})" ;;
+	kube-apiserver | kube-controller-manager | kube-scheduler)
+		"$root/scripts/build-tools.sh" kubernetes
+		stage "$stage_dir" usr/local/bin/"$1"="$bin/$1":0755
+		args=(--entrypoint "/usr/local/bin/$1")
+		inputs=("$bin/$1")
+		;;
+	kube-proxy)
+		"$root/scripts/build-tools.sh" kubernetes-node
+		layers=("$(rootfs kube-proxy "$kube_proxy_packages")")
+		stage "$stage_dir" usr/local/bin/kube-proxy="$src/kube-proxy/kube-proxy":0755 \
+			usr/local/libexec/kube-proxy="$bin/kube-proxy":0755
+		args=(--entrypoint /usr/local/bin/kube-proxy)
+		inputs=("$bin/kube-proxy" "$src/kube-proxy/kube-proxy")
+		;;
+	kube-etcd)
+		"$root/scripts/build-tools.sh" etcd
+		stage "$stage_dir" usr/local/bin/etcd="$bin/etcd":0755 usr/local/bin/etcdctl="$bin/etcdctl":0755
+		args=(--entrypoint /usr/local/bin/etcd)
+		inputs=("$bin/etcd" "$bin/etcdctl")
+		;;
+	local-provisioner)
+		"$root/scripts/build-tools.sh" local-provisioner
+		stage "$stage_dir" local-provisioner="$bin/local-provisioner":0755
+		args=(--entrypoint /local-provisioner)
+		inputs=("$bin/local-provisioner")
+		;;
+	mongo)
+		# As the Database operator runs mongo: port 27017, data in /data/db
+		# (an emptyDir), as uid 999. /tmp is SQLite's for temporary files.
+		"$root/scripts/build-tools.sh" ferretdb
+		stage "$stage_dir" usr/local/bin/ferretdb="$bin/ferretdb":0755 data/db=:1777 tmp=:1777
+		args=(--entrypoint /usr/local/bin/ferretdb --entrypoint --listen-addr=:27017
+			--entrypoint --handler=sqlite --entrypoint --sqlite-url=file:/data/db/
+			--entrypoint --state-dir=/data/db --entrypoint --telemetry=disable --expose 27017/tcp)
+		inputs=("$bin/ferretdb")
+		;;
+	kind-node)
+		local name
+		"$root/scripts/build-tools.sh" kubernetes kubernetes-node
+		for name in "${images[@]}" "${kind_images[@]}"; do build_image "$name" >/dev/null; done
+		layers=("$(rootfs kind-node "$kind_node_packages" kind_node_fixup)" "$cache/stage/kind-node-preload")
+		kind_node_stage "$stage_dir"
+		args=(--entrypoint /usr/local/bin/entrypoint --entrypoint /sbin/init --env container=docker
+			--stop-signal SIGRTMIN+3 --label "workshop.local/kind=$(kind_version)")
+		inputs=("$bin/kubeadm" "$bin/kubelet" "$bin/kubectl" "$src"/kind-node/*)
+		for name in "${images[@]}" "${kind_images[@]}"; do inputs+=("$cache/archives/$name.tar.stamp"); done
+		prepare=kind_node_preload
+		;;
+	*) die "unknown image $1 (images: ${images[*]} ${kind_images[*]} kind-node)" ;;
 	esac
 	[ ! -d "$stage_dir" ] || layers+=("$stage_dir")
 	inputs+=("$cache/bin/mkimage")
 	local t
 	for t in $(tags "$1"); do args+=(--tag "$t"); done
+}
+
+# kube_version prints the release of the control plane's module, which
+# build-tools.sh stamps into its binaries.
+kube_version() {
+	"$bin/kubeadm" version -o short
+}
+
+# kind_version prints the kind release scripts/tools/kind pins.
+kind_version() {
+	(cd "$root/scripts/tools/kind" && GOWORK=off go list -m -f '{{.Version}}' sigs.k8s.io/kind)
+}
+
+# kind_files prints the directory of kind's node files in its pinned module.
+kind_files() {
+	local dir
+	dir=$(cd "$root/scripts/tools/kind" && GOWORK=off go mod download -json sigs.k8s.io/kind | sed -n 's/^\t"Dir": "\(.*\)",$/\1/p')
+	[ -d "$dir/images/base/files" ] || die "kind's node files are not in its module ($dir)"
+	echo "$dir/images/base/files"
+}
+
+# kind_node_fixup does to the node's root filesystem what kind's base image
+# does to Debian's: no service starts but those kind enables, systemd is init,
+# and journald does not read the host's kernel log.
+kind_node_fixup() {
+	local r=$1
+	rm -f "$r"/lib/systemd/system/multi-user.target.wants/* "$r"/etc/systemd/system/*.wants/* \
+		"$r"/lib/systemd/system/local-fs.target.wants/* "$r"/lib/systemd/system/sockets.target.wants/*udev* \
+		"$r"/lib/systemd/system/sockets.target.wants/*initctl* "$r"/lib/systemd/system/basic.target.wants/*
+	find "$r"/lib/systemd/system/sysinit.target.wants/ -name systemd-tmpfiles-setup.service -delete
+	echo ReadKMsg=no >>"$r/etc/systemd/journald.conf"
+	ln -sf /usr/lib/systemd/systemd "$r/sbin/init"
+}
+
+# kind_node_stage DIR makes the kind node's own layer: kind's node files (its
+# entrypoint, kubelet and containerd units, containerd's config less the
+# rootless snapshotter), kubeadm, kubelet and kubectl, the bridge CNI config,
+# the manifests kind applies at creation (scripts/images/kind-node) and the
+# units kind's base image enables.
+kind_node_stage() {
+	local d=$1 k f
+	k=$(kind_files)
+	stage "$d" usr/local/bin/entrypoint="$k/usr/local/bin/entrypoint":0755 \
+		kind/bin/mount-product-files.sh="$k/kind/bin/mount-product-files.sh":0755 \
+		kind/bin/undo-mount-hacks.sh="$k/kind/bin/undo-mount-hacks.sh":0755 \
+		kind/bin/create-kubelet-cgroup-v2.sh="$k/kind/bin/create-kubelet-cgroup-v2.sh":0755 \
+		etc/crictl.yaml="$k/etc/crictl.yaml":0644 etc/default/kubelet="$k/etc/default/kubelet":0644 \
+		etc/sysctl.d/10-network-security.conf="$k/etc/sysctl.d/10-network-security.conf":0644 \
+		etc/sysctl.d/10-network-magic.conf="$k/etc/sysctl.d/10-network-magic.conf":0644 \
+		usr/bin/kubeadm="$bin/kubeadm":0755 usr/bin/kubelet="$bin/kubelet":0755 usr/bin/kubectl="$bin/kubectl":0755 \
+		etc/cni/net.d/10-workshop.conflist="$src/kind-node/10-workshop.conflist":0644 \
+		kind/manifests/default-cni.yaml="$src/kind-node/default-cni.yaml":0644 \
+		kind/manifests/default-storage.yaml="$src/kind-node/default-storage.yaml":0644 \
+		etc/kubernetes/manifests= opt/cni/bin= etc/systemd/system/multi-user.target.wants=
+	for f in kubelet.slice undo-mount-hacks.service kubelet.service containerd.service \
+		kubelet.service.d/10-kubeadm.conf kubelet.service.d/11-kind.conf; do
+		install -D -m 0644 "$k/etc/systemd/system/$f" "$d/etc/systemd/system/$f"
+	done
+	for f in kubelet containerd undo-mount-hacks; do
+		ln -s "/etc/systemd/system/$f.service" "$d/etc/systemd/system/multi-user.target.wants/$f.service"
+	done
+	ln -s /dev/null "$d/etc/systemd/system/systemd-binfmt.service"
+	# Debian's containerd and CNI plugins, where kind's units and config look.
+	ln -s /usr/bin/containerd "$d/usr/local/bin/containerd"
+	for f in bridge host-local loopback portmap; do ln -s "/usr/lib/cni/$f" "$d/opt/cni/bin/$f"; done
+	install -d -m 0755 "$d/etc/containerd"
+	sed '/^\[proxy_plugins\]/,/^$/d' "$k/etc/containerd/config.toml" >"$d/etc/containerd/config.toml"
+	ctr oci spec | jq '.hooks.createContainer[.hooks.createContainer | length] |= . + {"path": "/kind/bin/mount-product-files.sh"}' |
+		jq 'del(.process.rlimits)' >"$d/etc/containerd/cri-base.json"
+	kube_version | tr -d '\n' >"$d/kind/version"
+	chmod 0644 "$d/etc/containerd/config.toml" "$d/etc/containerd/cri-base.json" "$d/kind/version"
+}
+
+# kind_node_preload imports the images of the kind node into the store its
+# containerd will open (/var/lib/containerd), with a containerd of this
+# machine's (the same Debian release) run for the purpose, and names the
+# stand-ins as kubeadm asks for them. Layers are unpacked on first use, as in
+# kind's own node images.
+kind_node_preload() {
+	local out=$cache/stage/kind-node-preload st name req have base from
+	rm -rf "$out"
+	mkdir -p "$out/var/lib/containerd"
+	st=$(mktemp -d /run/workshop-preload.XXXXXX)
+	cat >"$st/config.toml" <<-EOF
+		version = 2
+		root = "$out/var/lib/containerd"
+		state = "$st/state"
+		disabled_plugins = ["io.containerd.grpc.v1.cri"]
+		[grpc]
+		  address = "$st/sock"
+		[ttrpc]
+		  address = "$st/sock.ttrpc"
+		[plugins."io.containerd.internal.v1.opt"]
+		  path = "$st/opt"
+	EOF
+	containerd --config "$st/config.toml" >"$st/log" 2>&1 &
+	preload_pid=$!
+	# It stops with the script, whatever stops the script.
+	trap 'kill "$preload_pid" 2>/dev/null || true' EXIT
+	local c=(ctr --address "$st/sock" -n k8s.io)
+	until "${c[@]}" version >/dev/null 2>&1; do
+		kill -0 "$preload_pid" 2>/dev/null || { cat "$st/log" >&2; die "the containerd that preloads the kind node's images stopped"; }
+		sleep 0.2
+	done
+	for name in "${images[@]}" "${kind_images[@]}"; do
+		"${c[@]}" images import --all-platforms --no-unpack --digests "$cache/archives/$name.tar" >/dev/null
+	done
+	have=$("${c[@]}" images ls -q)
+	for req in $("$bin/kubeadm" config images list --kubernetes-version "$(kube_version)"); do
+		grep -qxF "$req" <<<"$have" && continue
+		base=${req%:*}
+		case ${base##*/} in
+		etcd) from=kube-etcd ;;
+		coredns) from=coredns ;;
+		pause) from=pause ;;
+		*) die "kubeadm asks for $req, which the kind node has no stand-in for" ;;
+		esac
+		from=$(tags "$from")
+		"${c[@]}" images tag "$(normalise "${from%% *}")" "$req" >/dev/null
+	done
+	# Pinned, as kind pins the images of its node: the kubelet never
+	# collects them, since the node cannot pull them again.
+	for name in $("${c[@]}" images ls -q); do
+		"${c[@]}" images label "$name" io.cri-containerd.pinned=pinned >/dev/null
+	done
+	kill "$preload_pid"
+	wait "$preload_pid" || true
+	trap - EXIT
+	rm -rf "$st"
 }
 
 # tags NAME prints the names image NAME is tagged with: those the workshop's
@@ -228,6 +439,11 @@ tags() {
 	etcd) echo docker.io/prgcont/etcd:v3.2.13 quay.io/coreos/etcd:v3.2.13 ;;
 	mysql) echo mysql:5.7 mysql:8.0 ;;
 	olm) olm_image ;;
+	kube-apiserver | kube-controller-manager | kube-scheduler | kube-proxy) echo "registry.k8s.io/$1:$(kube_version)" ;;
+	kube-etcd) echo "workshop.local/kube-etcd:$("$bin/etcd" --version | sed -n 's/^etcd Version: //p')" ;;
+	local-provisioner) echo workshop.local/local-provisioner:dev ;;
+	mongo) echo mongo:4.0 ;;
+	kind-node) echo "workshop.local/kind-node:$(kube_version)" ;;
 	esac
 }
 
@@ -258,6 +474,7 @@ build_image() {
 	mkdir -p "$cache/archives"
 	local layer_flags=() l
 	for l in "${layers[@]}"; do layer_flags+=(--layer "$l"); done
+	[ -z "$prepare" ] || "$prepare"
 	"$cache/bin/mkimage" --out "$archive" "${layer_flags[@]}" "${args[@]}"
 	echo "$want" >"$archive.stamp"
 	say "built $name ($(du -h "$archive" | cut -f1)) in $((SECONDS - start))s"
@@ -326,6 +543,20 @@ tags)
 	;;
 pause-image) echo "$pause_image" ;;
 olm-image) olm_image ;;
+archive)
+	mkdir -p "$cache"
+	programs
+	for name in "${@:2}"; do
+		build_image "$name" >/dev/null
+		echo "$cache/archives/$name.tar"
+	done
+	;;
+kind-node)
+	mkdir -p "$cache"
+	programs
+	build_image kind-node >/dev/null
+	echo "$cache/archives/kind-node.tar $(tags kind-node)"
+	;;
 *)
 	sed -n '/^# usage:/,/^set -euo/{/^set/d;s/^# \{0,1\}//;p}' "${BASH_SOURCE[0]}" >&2
 	exit 2

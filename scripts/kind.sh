@@ -2,62 +2,175 @@
 # Runs the workshop's cluster on kind, for learners with Docker; without
 # Docker, scripts/cluster.sh runs the same workshop offline.
 #
-# usage: scripts/kind.sh up|down [NAME] | deploy NAME OPERATOR[:VARIANT]...
-#   up      create cluster NAME from scripts/kind-config.yaml, or reuse it;
-#           kind makes kind-NAME kubectl's current context
-#   down    delete cluster NAME (no error if absent)
-#   deploy  build each operator's image with ko, load it into NAME and run the
-#           operator there from its config/VARIANT manifests (default, or
-#           cluster-wide: database:cluster-wide)
+# usage: scripts/kind.sh up|down [NAME] | node-image
+#        scripts/kind.sh load NAME ARCHIVE... | import NAME IMAGE...
+#        scripts/kind.sh mirror NAME REGISTRY URL
+#   up          create cluster NAME from scripts/kind-config.yaml, or reuse it;
+#               kind makes kind-NAME kubectl's current context
+#   down        delete cluster NAME (no error if absent)
+#   node-image  print the node image up uses, loading or building it first
+#   load        load docker archives into the nodes of cluster NAME
+#               (make deploy does, with the operators' images)
+#   import      build images of scripts/images.sh (olm) and load them
+#   mirror      pull the images of REGISTRY (a host, ghcr.io) from the
+#               registry at URL instead (scripts/olm.sh runs one), as
+#               scripts/node.sh mirror does for the real node
 # NAME defaults to $CLUSTER_NAME, else "workshop".
+#
+# The node image is $KIND_NODE_IMAGE when set, else kind's released image for
+# the pinned kind (pulled once). Where it cannot be pulled (offline) or cannot
+# boot (its systemd refuses cgroup v1), up builds the project's own instead
+# (scripts/images.sh kind-node, a few minutes the first time) and loads it.
+# Where Docker cannot start privileged containers at all, kind runs through
+# scripts/kind-docker's wrapper (which says why). kind and kubectl are the
+# ones on PATH when kind is the pinned release and kubectl answers, else the
+# project's builds (scripts/build-tools.sh kind kubectl).
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+bin=${BIN:-$root/bin}
 cmd=${1:-}
-name=${2:-${CLUSTER_NAME:-workshop}}
+name=${CLUSTER_NAME:-workshop}
 
-die() { echo "kind.sh: $*" >&2; exit 1; }
-
-# kind and kubectl are the project's own builds (scripts/tools), like every
-# other tool: nothing to install but Docker.
-export PATH="$root/bin:$PATH"
-
-case $cmd in
-up | down | deploy) ;;
-*)
+say() { echo "kind.sh: $*" >&2; }
+die() { say "$*"; exit 1; }
+usage() {
 	sed -n '/^# usage:/,/^set -euo/{/^set/d;s/^# \{0,1\}//;p}' "${BASH_SOURCE[0]}" >&2
 	exit 2
-	;;
+}
+# shellcheck source=scripts/wait.sh
+. "$root/scripts/wait.sh"
+
+case $cmd in
+up | down) name=${2:-$name} ;;
+load | import) [ $# -ge 3 ] || usage ;;
+mirror) [ $# = 4 ] || usage ;;
+node-image) ;;
+*) usage ;;
 esac
 if ! docker info >/dev/null 2>&1; then
 	die "no Docker daemon answers 'docker info': install or start Docker (or use scripts/cluster.sh, which needs no Docker)"
 fi
 
-"$root/scripts/build-tools.sh" kubernetes kind
+# tools puts the pinned kind and a kubectl first on PATH.
+tools() {
+	local want
+	want=$(cd "$root/scripts/tools/kind" && GOWORK=off go list -m -f '{{.Version}}' sigs.k8s.io/kind)
+	if ! kind version 2>/dev/null | grep -q "^kind $want "; then
+		"$root/scripts/build-tools.sh" kind
+		export PATH="$bin:$PATH"
+	fi
+	if ! kubectl version --client >/dev/null 2>&1; then
+		"$root/scripts/build-tools.sh" kubectl
+		export PATH="$bin:$PATH"
+	fi
+}
+
+# released prints kind's own node image for the pinned release.
+released() {
+	local dir
+	dir=$(cd "$root/scripts/tools/kind" && GOWORK=off go mod download -json sigs.k8s.io/kind | sed -n 's/^\t"Dir": "\(.*\)",$/\1/p')
+	sed -n 's/^const Image = "\(.*\)"$/\1/p' "$dir/pkg/apis/config/defaults/image.go"
+}
+
+# node_image prints the node image to create nodes from, which docker holds.
+node_image() {
+	if [ -n "${KIND_NODE_IMAGE:-}" ]; then
+		echo "$KIND_NODE_IMAGE"
+		return
+	fi
+	local image out archive tag
+	image=$(released)
+	if [ "$(docker info -f '{{.CgroupVersion}}')" = 1 ]; then
+		say "Docker runs on cgroup v1, where the systemd of kind's released node image ($image) does not boot: using the project's own node image"
+	elif docker image inspect "$image" >/dev/null 2>&1; then
+		echo "$image"
+		return
+	elif out=$(docker pull "$image" 2>&1); then
+		echo "$image"
+		return
+	else
+		say "cannot pull kind's node image $image ($(tail -n 1 <<<"$out")): using the project's own node image"
+	fi
+	read -r archive tag < <("$root/scripts/images.sh" kind-node)
+	# Load it again when Docker holds another build under the same name: an
+	# image's ID is the digest of its config, which the archive names.
+	if [ "$(docker image inspect -f '{{.Id}}' "$tag" 2>/dev/null)" != "$(tar -xOf "$archive" manifest.json | jq -r '.[0].Config')" ]; then
+		local start=$SECONDS
+		docker load -i "$archive" >/dev/null
+		say "loaded $tag into Docker in $((SECONDS - start))s"
+	fi
+	echo "$tag"
+}
+
+# privileged makes kind use scripts/kind-docker's wrapper when Docker cannot
+# start a privileged container from IMAGE because the machine forbids a
+# capability, and fails when it cannot for another reason.
+privileged() {
+	local out
+	if out=$(docker run --rm --privileged --entrypoint /bin/true "$1" 2>&1); then
+		return 0
+	fi
+	if grep -q "unable to apply caps" <<<"$out"; then
+		say "Docker cannot start privileged containers here (runc: unable to apply caps): kind runs through scripts/kind-docker/docker"
+		export PATH="$root/scripts/kind-docker:$PATH"
+		return 0
+	fi
+	die "docker run --privileged $1 failed: $out"
+}
 
 case $cmd in
 up)
+	tools
 	start=$SECONDS
 	if kind get clusters 2>/dev/null | grep -qx "$name"; then
 		kind export kubeconfig --name "$name"
-		echo "kind.sh: reused cluster $name in $((SECONDS - start))s" >&2
+		say "reused cluster $name in $((SECONDS - start))s"
 	else
-		kind create cluster --name "$name" --config "$root/scripts/kind-config.yaml" --wait 2m
-		echo "kind.sh: created cluster $name in $((SECONDS - start))s" >&2
+		image=$(node_image)
+		privileged "$image"
+		kind create cluster --name "$name" --image "$image" --config "$root/scripts/kind-config.yaml" --wait 3m
+		# Claims wait for a default StorageClass: kind's, or the node
+		# image's provisioner's, which makes it when it starts.
+		wait_until "default StorageClass standard" 120 kubectl get storageclass standard
+		say "created cluster $name in $((SECONDS - start))s"
 	fi
 	;;
-down) kind delete cluster --name "$name" ;;
-deploy)
-	shift 2 || die "usage: scripts/kind.sh deploy NAME OPERATOR[:VARIANT]..."
-	"$root/scripts/build-tools.sh" ko
-	for spec in "$@"; do
-		op=${spec%%:*} variant=default
-		[[ $spec != *:* ]] || variant=${spec#*:}
-		# ko builds from the Go sources (no Dockerfile) and, with kind.local,
-		# loads the image straight into the cluster's nodes.
-		image=$(cd "$root" && KO_DOCKER_REPO=kind.local KIND_CLUSTER_NAME=$name \
-			"$root/bin/ko" build --bare "./operators/$op/cmd")
-		"$root/scripts/deploy.sh" apply "$op" "$variant" "$image"
+down)
+	tools
+	kind delete cluster --name "$name"
+	;;
+node-image)
+	node_image
+	;;
+load | import)
+	name=$2
+	shift 2
+	tools
+	kind get clusters 2>/dev/null | grep -qx "$name" || die "no kind cluster $name: make kind-up first"
+	archives=("$@")
+	if [ "$cmd" = import ]; then
+		mapfile -t archives < <("$root/scripts/images.sh" archive "$@")
+	fi
+	# kind load runs commands in the node with docker exec --privileged.
+	privileged "$(docker inspect -f '{{.Config.Image}}' "$name-control-plane")"
+	for archive in "${archives[@]}"; do
+		start=$SECONDS
+		kind load image-archive "$archive" --name "$name"
+		say "loaded $(basename "$archive") into $name in $((SECONDS - start))s"
 	done
+	;;
+mirror)
+	name=$2
+	tools
+	# containerd reads the mirrors at every pull, from the directory
+	# scripts/kind-config.yaml names.
+	for node in $(kind get nodes --name "$name"); do
+		docker exec "$node" grep -q 'config_path = "/etc/containerd/certs.d"' /etc/containerd/config.toml ||
+			die "node $node reads no registry mirrors: its cluster predates them in scripts/kind-config.yaml; recreate it (make kind-down kind-up)"
+		printf 'server = "https://%s"\n\n[host."%s"]\n  capabilities = ["pull", "resolve"]\n' "$3" "$4" |
+			docker exec -i "$node" sh -c "mkdir -p /etc/containerd/certs.d/$3 && cat >/etc/containerd/certs.d/$3/hosts.toml"
+	done
+	say "images of $3 are pulled from $4 in cluster $name"
 	;;
 esac

@@ -20,6 +20,11 @@
 # pods, its bundle unpack Jobs and the operators it installs all run on the
 # real node: a local cluster without one cannot run OLM (status 3).
 #
+# On a kind cluster (scripts/kind.sh up NAME, its context kind-NAME current)
+# the same happens in kind's node: the OLM image is loaded into it, and the
+# registry listens on Docker's gateway of kind's network, which the node
+# reaches, instead of the loopback.
+#
 # usage: scripts/olm.sh up|down|status [NAME]
 #   up      install OLM on cluster NAME and serve the catalog (idempotent)
 #   down    remove the CatalogSource and OLM's operators, stop the registry
@@ -27,7 +32,7 @@
 #   status  print the catalog's connection state; status 1 when not READY
 # NAME defaults to $CLUSTER_NAME, else "workshop". $REGISTRY is where the
 # images are named (ghcr.io/operator-workshops, as in catalog/), $OLM_MIRROR the
-# local registry's address (127.0.0.1:5000).
+# local registry's address (127.0.0.1:5000; on kind, Docker's gateway, port 5000).
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -42,14 +47,26 @@ olm_dir=$dir/olm
 pidfiles=$olm_dir/pids
 registry=${REGISTRY:-ghcr.io/operator-workshops}
 registry_host=${registry%%/*}
-mirror=${OLM_MIRROR:-127.0.0.1:5000}
 ns=olm
 catalog_source=operator-workshops
 
 say() { echo "olm.sh: $*" >&2; }
 die() { say "$*"; exit 1; }
 
-k() { kubectl --kubeconfig "$dir/kubeconfig-$name.yaml" "$@"; }
+# On kind, the cluster's node is kind's, and kubectl's current context
+# names it; else the local cluster's own kubeconfig does.
+if [ "$(kubectl config current-context 2>/dev/null)" = "kind-$name" ]; then
+	kind=1
+	nodes=$root/scripts/kind.sh
+	k() { kubectl --context "kind-$name" "$@"; }
+	default_mirror=$(docker network inspect kind -f '{{range .IPAM.Config}}{{.Gateway}} {{end}}' | awk '{print $1}'):5000
+else
+	kind=
+	nodes=$root/scripts/node.sh
+	k() { kubectl --kubeconfig "$dir/kubeconfig-$name.yaml" "$@"; }
+	default_mirror=127.0.0.1:5000
+fi
+mirror=${OLM_MIRROR:-$default_mirror}
 
 # shellcheck source=scripts/wait.sh
 . "$root/scripts/wait.sh"
@@ -198,27 +215,31 @@ olm_ready() {
 
 up() {
 	local start=$SECONDS holder olm_image catalog_image mod
-	[ -f "$dir/kwok.yaml" ] || die "cluster $name does not exist: run scripts/cluster.sh up $name"
-	holder=$("$root/scripts/node.sh" status 2>/dev/null || true)
-	if [ "$holder" != "$name" ]; then
-		say "OLM runs its operators, its bundle unpack Jobs and the operators it installs as pods:"
-		say "cluster $name has no real node${holder:+ (cluster $holder holds it)}; see scripts/node.sh"
-		exit 3
+	if [ -z "$kind" ]; then
+		[ -f "$dir/kwok.yaml" ] || die "cluster $name does not exist: run scripts/cluster.sh up $name (or scripts/kind.sh up $name)"
+		holder=$("$root/scripts/node.sh" status 2>/dev/null || true)
+		if [ "$holder" != "$name" ]; then
+			say "OLM runs its operators, its bundle unpack Jobs and the operators it installs as pods:"
+			say "cluster $name has no real node${holder:+ (cluster $holder holds it)}; see scripts/node.sh"
+			exit 3
+		fi
 	fi
 	mkdir -p "$olm_dir" "$pidfiles"
 
 	say "building OLM (scripts/tools/olm; 3 to 5 minutes the first time) and its image"
 	"$root/scripts/build-tools.sh" olm
 	olm_image=$("$root/scripts/images.sh" olm-image)
-	"$root/scripts/node.sh" import "$name" olm
+	"$nodes" import "$name" olm
 
 	say "building the operator, bundle and catalog images (scripts/olm-images.sh)"
 	REGISTRY=$registry "$root/scripts/olm-images.sh" build
 	catalog_image=$registry/catalog:v$(cat "$root/catalog/VERSION")
 	start_registry
 	REGISTRY=$registry "$root/scripts/olm-images.sh" push "$mirror" | sed 's/^/olm.sh: /' >&2
-	"$root/scripts/node.sh" mirror "$name" "$registry_host" "http://$mirror"
-	"$root/scripts/node.sh" admit "$name" "$registry/" "$olm_image"
+	"$nodes" mirror "$name" "$registry_host" "http://$mirror"
+	# The local cluster's placement policy sends pods of images without a
+	# stand-in to its fake nodes; kind has no other node.
+	[ -n "$kind" ] || "$root/scripts/node.sh" admit "$name" "$registry/" "$olm_image"
 
 	mod=$(module_dir)
 	k apply --server-side -f "$mod/deploy/chart/crds" >/dev/null
@@ -232,7 +253,7 @@ up() {
 }
 
 down() {
-	if [ -f "$dir/kubeconfig-$name.yaml" ] && k get --raw /readyz --request-timeout=5s >/dev/null 2>&1 &&
+	if k get --raw /readyz --request-timeout=5s >/dev/null 2>&1 &&
 		k get crd catalogsources.operators.coreos.com >/dev/null 2>&1; then
 		k -n "$ns" delete catalogsource "$catalog_source" --ignore-not-found --wait=false >/dev/null
 		k -n "$ns" delete deployment olm-operator catalog-operator --ignore-not-found >/dev/null

@@ -1,15 +1,15 @@
 // Package deploy installs the operators as their shipped manifests say, the
-// way a cluster admin does without OLM: scripts/deploy.sh applies each
-// operator's config/default (namespaced: database, gordon and mysql-backup
-// serve namespace default, the etcd operator its own namespace etc) and the
-// etcd operator's config/cluster-wide on a local cluster of its own
-// ("deploy") with the machine's real node, where each operator runs as a pod
-// of its image, built without a daemon, under its own ServiceAccount and
-// generated RBAC. Then a CR of each kind becomes Ready through the deployed
-// operators and is deleted, a CR outside the namespaced operators'
-// namespace stays untouched, and no request of theirs was refused; the same
-// again with the other three operators switched to config/cluster-wide. On
-// kind every e2e run deploys from config/ already (scripts/kind.sh deploy).
+// way a cluster admin does without OLM: make deploy (scripts/deploy.sh)
+// applies each operator's config/default (namespaced: database, gordon and
+// mysql-backup serve namespace default, the etcd operator its own namespace
+// etc) and the etcd operator's config/cluster-wide on a cluster of its own
+// ("deploy"): a local one with the machine's real node, or with
+// E2E_PROVIDER=kind a kind cluster, where each operator runs as a pod of its
+// image, built without a daemon, under its own ServiceAccount and generated
+// RBAC. Then a CR of each kind becomes Ready through the deployed operators
+// and is deleted, a CR outside the namespaced operators' namespace stays
+// untouched, and no request of theirs was refused; the same again with the
+// other three operators switched to config/cluster-wide.
 package deploy
 
 import (
@@ -84,8 +84,8 @@ func TestMain(m *testing.M) {
 	}
 	testEnv = env.NewWithConfig(envconf.New())
 	testEnv.Setup(suite.Setup(), func(ctx context.Context, cfg *envconf.Config) (context.Context, error) {
-		if suite.Provider != cluster.Local {
-			skip = "scripts/deploy.sh deploys on the local cluster; on kind, scripts/kind.sh deploy does it for every e2e run"
+		if suite.Provider == cluster.Kubeconfig {
+			skip = "make deploy deploys on the local cluster or kind, which the suite creates"
 			return ctx, nil
 		}
 		if ok, why := suite.RealContainers(ctx); !ok {
@@ -111,7 +111,7 @@ func TestMain(m *testing.M) {
 func needDeployed(t *testing.T) {
 	t.Helper()
 	if skip != "" {
-		t.Skip("needs the operators deployed on a real node: " + skip)
+		t.Skip("needs the operators deployed on a node that runs containers: " + skip)
 	}
 }
 
@@ -123,15 +123,16 @@ func kubectl(t *testing.T, timeout time.Duration, args ...string) string {
 	return suite.Kubectl(ctx, t, args...)
 }
 
-// Each operator runs as the pod its manifests describe: on the real node,
-// from the image scripts/olm-images.sh built, as its own ServiceAccount.
+// Each operator runs as the pod its manifests describe: on the node that
+// runs containers, from the image scripts/olm-images.sh built, as its own
+// ServiceAccount.
 func TestOperatorsRunFromTheirManifests(t *testing.T) {
 	needDeployed(t)
 	checkRunning(t, namespaced)
 }
 
 // A CR of each kind becomes Ready through the deployed operators, its
-// workload on the real node, in the namespace its operator serves; the
+// workload on a node that runs containers, in the namespace its operator serves; the
 // same CRs in another namespace stay untouched.
 func TestCustomResourcesBecomeReady(t *testing.T) {
 	needDeployed(t)
@@ -215,17 +216,22 @@ func namespace(t *testing.T) string {
 	return ns
 }
 
-// checkRunning checks that each deployment's pod runs on the real node, its
-// image and ServiceAccount the manifests'.
+// checkRunning checks that each deployment's pod runs on the node that runs
+// containers (the local cluster's real node, kind's only node), its image
+// and ServiceAccount the manifests'.
 func checkRunning(t *testing.T, ds []deployment) {
 	t.Helper()
+	node := "real-node"
+	if suite.Provider == cluster.Kind {
+		node = suite.Name() + "-control-plane"
+	}
 	for _, d := range ds {
 		t.Run(d.spec+" runs from its manifests", func(t *testing.T) {
 			op := strings.SplitN(d.spec, ":", 2)[0]
 			out := kubectl(t, time.Minute, "get", "pods", "-n", d.namespace, "-l", "app.kubernetes.io/name="+d.name,
 				"--field-selector=status.phase=Running",
 				"-o", `jsonpath={range .items[*]}{.spec.nodeName} {.spec.serviceAccountName} {.spec.containers[0].image}{"\n"}{end}`)
-			want := fmt.Sprintf("real-node %s ghcr.io/operator-workshops/%s-operator:v", d.name, op)
+			want := fmt.Sprintf("%s %s ghcr.io/operator-workshops/%s-operator:v", node, d.name, op)
 			if !strings.HasPrefix(out, want) {
 				t.Errorf("operator pod: %q, want %q...", out, want)
 			}

@@ -48,7 +48,9 @@ func readLab(t *testing.T, root, path string) []step {
 // cluster and must say every one is done. A lab that holds the line
 // "<!-- needs: real node -->" gets the local cluster's real node, as
 // $E2E_REAL_NODE says (auto by default: the lab is skipped, saying why, on a
-// machine that cannot run containers; required: it fails there).
+// machine that cannot run containers; required: it fails there). With
+// E2E_PROVIDER=kind each lab runs on a kind cluster of its own instead, as
+// its "On kind" line says (scripts/kind.sh).
 func TestLabs(t *testing.T) {
 	if testing.Short() {
 		t.Skip("the labs need a cluster; -short runs the lab parser's tests only")
@@ -92,6 +94,15 @@ func runLab(t *testing.T, root, lab string) {
 		t.Fatal(err)
 	}
 	steps := readLab(t, root, lab)
+	kind := os.Getenv("E2E_PROVIDER") == "kind"
+	if kind {
+		if !bytes.Contains(text, []byte(onKind)) {
+			t.Fatalf("%s does not say how it is done on kind: it needs the line\n%s", file, onKind)
+		}
+		for i := range steps {
+			steps[i].script = kindScript(steps[i].script)
+		}
+	}
 	realNode := bytes.Contains(text, []byte(needsRealNode))
 	if realNode {
 		mode := os.Getenv("E2E_REAL_NODE")
@@ -108,9 +119,13 @@ func runLab(t *testing.T, root, lab string) {
 		cmd.Dir, cmd.Env = root, env
 		return cmd
 	}
+	downCommand := "scripts/cluster.sh down " + name
+	if kind {
+		downCommand = "scripts/kind.sh down " + name
+	}
 	down := func() {
-		if out, err := command(context.Background(), "scripts/cluster.sh down "+name).CombinedOutput(); err != nil {
-			t.Errorf("scripts/cluster.sh down %s: %v\n%s", name, err, out)
+		if out, err := command(context.Background(), downCommand).CombinedOutput(); err != nil {
+			t.Errorf("%s: %v\n%s", downCommand, err, out)
 		}
 	}
 	// A run killed before its cleanup leaves its cluster behind: the lab
@@ -171,6 +186,11 @@ func runLab(t *testing.T, root, lab string) {
 			}
 		}
 	}
+}
+
+// kindScript is a lab's block as its "On kind" line has it done on kind.
+func kindScript(script string) string {
+	return strings.NewReplacer("make cluster-up", "make kind-up", "make cluster-down", "make kind-down").Replace(script)
 }
 
 // runChecker runs make lab-check's checker on the lab's cluster, whose

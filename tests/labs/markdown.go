@@ -15,6 +15,9 @@ import (
 const (
 	secondTerminal = "# in a second terminal"
 	needsRealNode  = "<!-- needs: real node -->"
+	// onKind is the line of every lab that says how to do it on kind: the
+	// lab runner, with E2E_PROVIDER=kind, runs the lab so.
+	onKind = "**On kind**: `make kind-up` in place of `make cluster-up`, and `make kind-down` in place of `make cluster-down`."
 	// checkSection is the heading of the section whose ```sh blocks are the
 	// lab's checks (checks, and make lab-check).
 	checkSection = "Check"

@@ -8,6 +8,7 @@
 //	mkimage --out FILE --tag NAME [--tag NAME]... [--layer TAR|DIR]...
 //	        [--entrypoint ARG]... [--cmd ARG]... [--env K=V]... [--workdir DIR]
 //	        [--user USER] [--expose PORT/PROTO]... [--label K=V]...
+//	        [--stop-signal SIGNAL]
 //
 // Each --layer is an uncompressed tar file (a root filesystem from
 // debootstrap) or a directory, whose tree becomes the layer as it is on disk:
@@ -48,7 +49,7 @@ type options struct {
 	out                                        string
 	tags, layers, entrypoint, cmd, env, expose list
 	labels                                     list
-	workdir, user                              string
+	workdir, user, stopSignal                  string
 }
 
 func main() {
@@ -63,6 +64,7 @@ func main() {
 	flag.Var(&o.labels, "label", "label K=V (repeatable)")
 	flag.StringVar(&o.workdir, "workdir", "", "working directory")
 	flag.StringVar(&o.user, "user", "", "user the container runs as")
+	flag.StringVar(&o.stopSignal, "stop-signal", "", "signal that stops the container (SIGRTMIN+3 for systemd)")
 	flag.Parse()
 	if err := run(o); err != nil {
 		fmt.Fprintln(os.Stderr, "mkimage:", err)
@@ -118,6 +120,7 @@ func build(o options) (v1.Image, error) {
 	cf.Config.Cmd = o.cmd
 	cf.Config.WorkingDir = o.workdir
 	cf.Config.User = o.user
+	cf.Config.StopSignal = o.stopSignal
 	cf.Config.Env = append([]string{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"}, o.env...)
 	for _, p := range o.expose {
 		if cf.Config.ExposedPorts == nil {

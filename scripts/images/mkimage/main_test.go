@@ -40,7 +40,7 @@ func TestRun(t *testing.T) {
 		layers: list{src},
 		cmd:    list{"hello"}, entrypoint: list{"/usr/local/bin/hi"},
 		env: list{"A=b"}, expose: list{"3306/tcp"}, labels: list{"k=v"},
-		user: "999",
+		user: "999", stopSignal: "SIGRTMIN+3",
 	}
 	if err := run(o); err != nil {
 		t.Fatal(err)
@@ -60,7 +60,7 @@ func TestRun(t *testing.T) {
 		}
 		c := cf.Config
 		if cf.OS != "linux" || len(c.Entrypoint) != 1 || c.Entrypoint[0] != "/usr/local/bin/hi" || len(c.Cmd) != 1 ||
-			c.User != "999" || c.Labels["k"] != "v" || len(c.Env) != 2 || c.Env[1] != "A=b" {
+			c.User != "999" || c.StopSignal != "SIGRTMIN+3" || c.Labels["k"] != "v" || len(c.Env) != 2 || c.Env[1] != "A=b" {
 			t.Errorf("%s: config = %+v", tag, cf)
 		}
 		if _, ok := c.ExposedPorts["3306/tcp"]; !ok {

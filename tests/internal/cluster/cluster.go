@@ -7,7 +7,7 @@
 //     operator runs as a local process, started exactly as the README says:
 //     `go run ./operators/<name>/cmd`.
 //   - E2E_PROVIDER=kind: a kind cluster (scripts/kind.sh), operators deployed
-//     in the cluster from their config/ manifests.
+//     in the cluster from their config/ manifests (scripts/deploy.sh).
 //   - E2E_PROVIDER=kubeconfig: the cluster $KUBECONFIG names, operators run
 //     as local processes.
 //
@@ -255,7 +255,7 @@ func (s *Suite) startInstance(ctx context.Context, name, op string, args ...stri
 		if op != "etcd-cluster" {
 			spec += ":cluster-wide"
 		}
-		_, err := s.Run(ctx, "scripts/kind.sh", "deploy", s.name, spec)
+		_, err := s.Run(ctx, "scripts/deploy.sh", s.name, spec)
 		return err
 	}
 	logs := filepath.Join(s.Root, "bin", "logs")
@@ -314,7 +314,7 @@ func (s *Suite) Deploy(ctx context.Context, op string) error {
 	if s.Provider != Kind {
 		return errors.New("Deploy builds an image and loads it into kind; locally use StartInstance")
 	}
-	_, err := s.Run(ctx, "scripts/kind.sh", "deploy", s.name, op)
+	_, err := s.Run(ctx, "scripts/deploy.sh", s.name, op)
 	return err
 }
 
