@@ -133,22 +133,23 @@ test-e2e: ## End-to-end tests on a local cluster (E2E_PROVIDER=local|kind|kubeco
 	scripts/build-tools.sh kubernetes etcd kwok
 	cd tests && go test -count=1 -p 1 -timeout 50m $(E2E_ARGS) ./...
 
-# The labs make test-kind runs, a pattern of their numbers (empty: all).
-# make test runs the deploy suite and labs 4, 5 and 7 on kind; without a
-# Docker daemon it says it skips them, unless E2E_KIND=required (.ci/run),
-# which makes that a failure.
+# The suites and the labs make test-kind runs (a pattern of the labs'
+# numbers; empty: all). make test runs the deploy suite and labs 4, 5 and 7
+# on kind; without a Docker daemon it says it skips them, unless
+# E2E_KIND=required (.ci/run), which makes that a failure.
+KIND_SUITES ?= ./deploy/ ./olm/
 KIND_LABS ?=
 
 .PHONY: test-kind
-test-kind: ## On kind (Docker; scripts/dockerd.sh starts a daemon here): the operators deployed from their manifests with a CR of each Ready (tests/deploy), and every lab (KIND_LABS=0[457] for some).
+test-kind: ## On kind (Docker; scripts/dockerd.sh starts a daemon here): the operators deployed from their manifests (tests/deploy) and through OLM (tests/olm), a CR of each Ready, and every lab (KIND_LABS=0[457] for some).
 	scripts/build-tools.sh kubernetes kind
-	cd tests && E2E_PROVIDER=kind go test -count=1 -timeout 30m ./deploy/
+	cd tests && E2E_PROVIDER=kind go test -count=1 -p 1 -timeout 40m $(KIND_SUITES)
 	cd tests && E2E_PROVIDER=kind go test -count=1 -timeout 120m -run 'TestLabs/$(KIND_LABS)' ./labs/
 
 .PHONY: test-kind-part
 test-kind-part: ## make test's part of make test-kind: the deploy suite, labs 4, 5 and 7.
 	@if docker info >/dev/null 2>&1; then \
-		$(MAKE) --no-print-directory test-kind KIND_LABS='0[457]'; \
+		$(MAKE) --no-print-directory test-kind KIND_SUITES=./deploy/ KIND_LABS='0[457]'; \
 	elif [ "$$E2E_KIND" = required ]; then \
 		echo "test-kind-part: no Docker daemon answers 'docker info', and E2E_KIND=required: start one (scripts/dockerd.sh start)" >&2; exit 1; \
 	else \

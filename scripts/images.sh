@@ -48,6 +48,9 @@
 #   mongo:4.0                           FerretDB (scripts/tools/ferretdb) on SQLite,
 #                                       a MongoDB wire-protocol server: the mongo
 #                                       shell is not in it
+#   busybox:1.36                        Debian's static busybox, a link per applet
+#   nginx:1.27                          Debian's nginx, logging to the container's
+#                                       output (lab 2's Deployment)
 #
 # Mongo has no Debian package, so the local cluster's mongo Databases run
 # on fake nodes only. Every archive is rebuilt only when its inputs change
@@ -79,7 +82,7 @@ suite=bookworm
 pause_image=registry.k8s.io/pause:3.10
 images=(pause coredns gordon toolbox etcd mysql)
 # What the kind node image holds, besides images: kubeadm's and kind's own.
-kind_images=(kube-apiserver kube-controller-manager kube-scheduler kube-proxy kube-etcd local-provisioner mongo)
+kind_images=(kube-apiserver kube-controller-manager kube-scheduler kube-proxy kube-etcd local-provisioner mongo busybox nginx)
 
 say() { echo "images.sh: $*" >&2; }
 die() { say "$*"; exit 1; }
@@ -130,6 +133,13 @@ mysql_fixup() {
 	mkdir -p "$r/run/mysqld"
 	chown 999:999 "$r/run/mysqld" "$r/var/lib/mysql"
 	chmod 0775 "$r/run/mysqld" "$r/var/lib/mysql"
+}
+
+# nginx_fixup sends nginx's logs to the container's output, as the official
+# image does.
+nginx_fixup() {
+	ln -sf /dev/stdout "$1/var/log/nginx/access.log"
+	ln -sf /dev/stderr "$1/var/log/nginx/error.log"
 }
 
 # unmount_under DIR unmounts what a failed debootstrap left mounted in DIR
@@ -278,6 +288,25 @@ recipe() {
 			--entrypoint --handler=sqlite --entrypoint --sqlite-url=file:/data/db/
 			--entrypoint --state-dir=/data/db --entrypoint --telemetry=disable --expose 27017/tcp)
 		inputs=("$bin/ferretdb")
+		;;
+	busybox)
+		# Debian's static busybox alone, with a link per applet in /bin and
+		# sh as the command, as the upstream image has it.
+		local tar a
+		tar=$(rootfs busybox busybox-static)
+		rm -rf "$stage_dir"
+		mkdir -p "$stage_dir/bin"
+		tar -xOf "$tar" ./usr/bin/busybox >"$stage_dir/bin/busybox"
+		chmod 0755 "$stage_dir/bin/busybox"
+		for a in $("$stage_dir/bin/busybox" --list); do
+			[ "$a" = busybox ] || ln -s busybox "$stage_dir/bin/$a"
+		done
+		args=(--cmd sh)
+		inputs=("$stage_dir/bin/busybox")
+		;;
+	nginx)
+		layers=("$(rootfs nginx nginx nginx_fixup)")
+		args=(--cmd nginx --cmd -g --cmd "daemon off;" --expose 80/tcp --stop-signal SIGQUIT)
 		;;
 	kind-node)
 		local name
@@ -443,6 +472,8 @@ tags() {
 	kube-etcd) echo "workshop.local/kube-etcd:$("$bin/etcd" --version | sed -n 's/^etcd Version: //p')" ;;
 	local-provisioner) echo workshop.local/local-provisioner:dev ;;
 	mongo) echo mongo:4.0 ;;
+	busybox) echo busybox:1.36 ;;
+	nginx) echo nginx:1.27 ;;
 	kind-node) echo "workshop.local/kind-node:$(kube_version)" ;;
 	esac
 }

@@ -2,12 +2,14 @@
 # Runs the workshop's cluster on kind, for learners with Docker; without
 # Docker, scripts/cluster.sh runs the same workshop offline.
 #
-# usage: scripts/kind.sh up|down [NAME] | node-image
+# usage: scripts/kind.sh up|down|check [NAME] | node-image
 #        scripts/kind.sh load NAME ARCHIVE... | import NAME IMAGE...
 #        scripts/kind.sh mirror NAME REGISTRY URL
 #   up          create cluster NAME from scripts/kind-config.yaml, or reuse it;
 #               kind makes kind-NAME kubectl's current context
 #   down        delete cluster NAME (no error if absent)
+#   check       prove the node of cluster NAME runs what the labs rely on
+#               (scripts/check-node.sh), its context kind-NAME current
 #   node-image  print the node image up uses, loading or building it first
 #   load        load docker archives into the nodes of cluster NAME
 #               (make deploy does, with the operators' images)
@@ -42,14 +44,14 @@ usage() {
 . "$root/scripts/wait.sh"
 
 case $cmd in
-up | down) name=${2:-$name} ;;
+up | down | check) name=${2:-$name} ;;
 load | import) [ $# -ge 3 ] || usage ;;
 mirror) [ $# = 4 ] || usage ;;
 node-image) ;;
 *) usage ;;
 esac
 if ! docker info >/dev/null 2>&1; then
-	die "no Docker daemon answers 'docker info': install or start Docker (or use scripts/cluster.sh, which needs no Docker)"
+	die "no Docker daemon answers 'docker info': install or start Docker (scripts/dockerd.sh start starts Debian's docker.io daemon), or use scripts/cluster.sh, which needs no Docker"
 fi
 
 # tools puts the pinned kind and a kubectl first on PATH.
@@ -139,6 +141,13 @@ up)
 down)
 	tools
 	kind delete cluster --name "$name"
+	;;
+check)
+	tools
+	[ "$(kubectl config current-context 2>/dev/null)" = "kind-$name" ] ||
+		die "kubectl's current context is not kind-$name: make kind-up makes it current (kubectl config use-context kind-$name)"
+	node=$name-control-plane
+	"$root/scripts/check-node.sh" "$node" "$(docker inspect -f '{{range .NetworkSettings.Networks}}{{.IPAddress}} {{end}}' "$node" | awk '{print $1}')"
 	;;
 node-image)
 	node_image

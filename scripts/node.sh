@@ -652,72 +652,10 @@ down() {
 	say "removed the real node from cluster $name"
 }
 
-# check proves the node works as the issue asks, with the toolbox image.
+# check proves the node works (scripts/check-node.sh), from this machine too.
 check() {
-	local ns=real-node-check ip port out
 	[ "$(owner)" = "$name" ] || die "cluster $name has no real node: run scripts/node.sh up $name"
-	ip=$(host_ip)
-	k delete namespace "$ns" --ignore-not-found --wait >/dev/null
-	k create namespace "$ns" >/dev/null
-	k -n "$ns" apply -f - >/dev/null <<EOF
-apiVersion: v1
-kind: PersistentVolumeClaim
-metadata: {name: data}
-spec:
-  accessModes: [ReadWriteOnce]
-  resources: {requests: {storage: 10Mi}}
----
-apiVersion: v1
-kind: Pod
-metadata: {name: web, labels: {app: web}}
-spec:
-  terminationGracePeriodSeconds: 1
-  containers:
-  - name: web
-    image: workshop.local/toolbox:bookworm
-    command: [bash, -c]
-    args:
-    - |
-      echo hello from the real node > /data/index.html
-      echo "serving /data"
-      # One connection at a time: the checks below retry.
-      while true; do printf 'HTTP/1.0 200 OK\r\n\r\n%s\n' "\$(cat /data/index.html)" | nc -l -p 8080 -q 1 >/dev/null; done
-    ports: [{containerPort: 8080}]
-    readinessProbe: {exec: {command: [test, -f, /data/index.html]}, periodSeconds: 1}
-    volumeMounts: [{name: data, mountPath: /data}]
-  volumes: [{name: data, persistentVolumeClaim: {claimName: data}}]
----
-apiVersion: v1
-kind: Service
-metadata: {name: web}
-spec:
-  type: NodePort
-  selector: {app: web}
-  ports: [{port: 80, targetPort: 8080}]
-EOF
-	wait_until "pod with a volume Ready on $node_name" 120 k -n "$ns" wait --for=condition=Ready pod/web --timeout=2s
-	[ "$(k -n "$ns" get pod web -o 'jsonpath={.spec.nodeName}')" = "$node_name" ] || die "pod web is not on $node_name"
-	k -n "$ns" logs web | grep -q "serving /data" || die "kubectl logs does not show the pod's output"
-	say "kubectl logs works"
-	out=$(k -n "$ns" exec web -- cat /data/index.html)
-	[ "$out" = "hello from the real node" ] || die "kubectl exec read '$out' from the volume"
-	say "kubectl exec works; the pod wrote to its volume"
-	local cluster_ip
-	cluster_ip=$(k -n "$ns" get service web -o 'jsonpath={.spec.clusterIP}')
-	port=$(k -n "$ns" get service web -o 'jsonpath={.spec.ports[0].nodePort}')
-	poll 30 curl -fsS --max-time 2 "http://$cluster_ip/" || die "ClusterIP $cluster_ip does not answer from this machine"
-	say "ClusterIP $cluster_ip answers from this machine"
-	poll 30 curl -fsS --max-time 2 "http://$ip:$port/" || die "NodePort $ip:$port does not answer"
-	poll 30 curl -fsS --max-time 2 "http://127.0.0.1:$port/" || die "NodePort 127.0.0.1:$port does not answer"
-	say "NodePort $port answers on $ip and 127.0.0.1"
-	local want
-	want=$(k get service kubernetes -o 'jsonpath={.spec.clusterIP}')
-	out=$(k -n "$ns" exec web -- dig +short +search kubernetes.default) || true
-	[ "$out" = "$want" ] || die "cluster DNS: kubernetes.default resolved to '$out' in a pod, want $want"
-	poll 30 k -n "$ns" exec web -- curl -fsS --max-time 2 "http://web.$ns.svc.cluster.local/" ||
-		die "a pod cannot reach its own Service by its DNS name"
-	say "cluster DNS resolves kubernetes.default and Service names in pods"
-	k delete namespace "$ns" --wait >/dev/null
+	KUBECONFIG="$dir/kubeconfig-$name.yaml" "$root/scripts/check-node.sh" "$node_name" "$(host_ip)" machine
 	say "the real node of cluster $name works"
 }
 

@@ -124,7 +124,8 @@ import)
 push)
 	build_all
 	mirror=()
-	[ -z "${2:-}" ] || mirror=(--mirror "$2")
+	# A mirror is the project's own registry (scripts/olm.sh), on plain HTTP.
+	[ -z "${2:-}" ] || mirror=(--mirror "$2" --insecure)
 	program push "${mirror[@]}" "$out"/*.tar
 	;;
 list) for f in "$out"/*.tar; do echo "$f"; done ;;

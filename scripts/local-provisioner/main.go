@@ -23,12 +23,12 @@
 // --volume-dir, made here, given to the pod as a local volume, and removed
 // with the volume.
 //
-// On kind, every node is real: the provisioner runs in a pod of the one node
-// (scripts/images.sh puts it in the kind node image), with --node naming
-// that node and --volume-dir a directory of the node it mounts at the same
+// On kind, whose node wears the real node's label (scripts/kind-config.yaml),
+// the provisioner runs in a pod of that node (the kind node image's default
+// storage), with --volume-dir a directory of the node it mounts at the same
 // path, so the node's claims get directories as the real node's do.
 //
-// Usage: local-provisioner [--kubeconfig FILE] [--volume-dir DIR] [--node NAME]
+// Usage: local-provisioner [--kubeconfig FILE] [--volume-dir DIR]
 package main
 
 import (
@@ -56,7 +56,6 @@ func main() {
 	opts := zap.Options{Development: true}
 	opts.BindFlags(flag.CommandLine)
 	volumeDir := flag.String("volume-dir", "", "directory of the real node's volumes on this machine; without it, claims on the real node are refused")
-	node := flag.String("node", "", "a node whose volumes are directories under --volume-dir, besides the real node (the kind node this provisioner runs on)")
 	flag.Parse() // --kubeconfig is registered by controller-runtime's config package
 	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&opts)))
 	log := ctrl.Log.WithName("local-provisioner")
@@ -70,7 +69,7 @@ func main() {
 	}
 	if err == nil {
 		err = ctrl.NewControllerManagedBy(mgr).For(&corev1.PersistentVolumeClaim{}).
-			Complete(&claimReconciler{Client: mgr.GetClient(), events: mgr.GetEventRecorder("local-provisioner"), volumeDir: *volumeDir, node: *node})
+			Complete(&claimReconciler{Client: mgr.GetClient(), events: mgr.GetEventRecorder("local-provisioner"), volumeDir: *volumeDir})
 	}
 	if err == nil {
 		ours := predicate.NewPredicateFuncs(func(o client.Object) bool { return o.GetAnnotations()[annProvisionedBy] == Provisioner })
@@ -104,7 +103,6 @@ type claimReconciler struct {
 	client.Client
 	events    recorder.EventRecorder
 	volumeDir string
-	node      string // a node as real as the real node (kind's), or ""
 }
 
 func (r *claimReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
@@ -154,8 +152,7 @@ func (r *claimReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl
 }
 
 // realDir returns the directory of node's volumes on this machine, or ""
-// for a fake node: real nodes are the one labelled as the real node and the
-// one named by --node.
+// for a fake node.
 func (r *claimReconciler) realDir(ctx context.Context, node string) (string, error) {
 	if node == "" {
 		return "", nil
@@ -164,7 +161,7 @@ func (r *claimReconciler) realDir(ctx context.Context, node string) (string, err
 	if err := r.Get(ctx, types.NamespacedName{Name: node}, &n); err != nil {
 		return "", client.IgnoreNotFound(err)
 	}
-	if n.Labels[RealNodeLabel] != "true" && n.Name != r.node {
+	if n.Labels[RealNodeLabel] != "true" {
 		return "", nil
 	}
 	if r.volumeDir == "" {

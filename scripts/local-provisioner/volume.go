@@ -18,8 +18,8 @@ const (
 	// written there on a kwok cluster, the path only makes the volume look
 	// like kind's.
 	VolumeRoot = "/tmp/workshop-volumes"
-	// RealNodeLabel marks the node that scripts/node.sh runs on this machine:
-	// its volumes are real directories.
+	// RealNodeLabel marks the node that scripts/node.sh runs on this machine,
+	// and kind's node: its volumes are real directories.
 	RealNodeLabel = "workshop.local/real-node"
 
 	annProvisionedBy = "pv.kubernetes.io/provisioned-by"

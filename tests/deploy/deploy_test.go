@@ -221,10 +221,7 @@ func namespace(t *testing.T) string {
 // and ServiceAccount the manifests'.
 func checkRunning(t *testing.T, ds []deployment) {
 	t.Helper()
-	node := "real-node"
-	if suite.Provider == cluster.Kind {
-		node = suite.Name() + "-control-plane"
-	}
+	node := suite.ContainerNode()
 	for _, d := range ds {
 		t.Run(d.spec+" runs from its manifests", func(t *testing.T) {
 			op := strings.SplitN(d.spec, ":", 2)[0]

@@ -95,12 +95,13 @@ func runLab(t *testing.T, root, lab string) {
 	}
 	steps := readLab(t, root, lab)
 	kind := os.Getenv("E2E_PROVIDER") == "kind"
+	onKind := strings.NewReplacer() // none but on kind
 	if kind {
-		if !bytes.Contains(text, []byte(onKind)) {
-			t.Fatalf("%s does not say how it is done on kind: it needs the line\n%s", file, onKind)
+		if onKind, err = kindReplacer(file, text); err != nil {
+			t.Fatal(err)
 		}
 		for i := range steps {
-			steps[i].script = kindScript(steps[i].script)
+			steps[i].script = onKind.Replace(steps[i].script)
 		}
 	}
 	realNode := bytes.Contains(text, []byte(needsRealNode))
@@ -140,6 +141,9 @@ func runLab(t *testing.T, root, lab string) {
 	cs, err := checks(file, bytes.NewReader(text))
 	if err != nil {
 		t.Fatal(err)
+	}
+	for i := range cs {
+		cs[i].script = onKind.Replace(cs[i].script)
 	}
 	lastCheck := -1
 	for i, s := range steps {
@@ -186,11 +190,6 @@ func runLab(t *testing.T, root, lab string) {
 			}
 		}
 	}
-}
-
-// kindScript is a lab's block as its "On kind" line has it done on kind.
-func kindScript(script string) string {
-	return strings.NewReplacer("make cluster-up", "make kind-up", "make cluster-down", "make kind-down").Replace(script)
 }
 
 // runChecker runs make lab-check's checker on the lab's cluster, whose

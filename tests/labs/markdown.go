@@ -9,15 +9,18 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"regexp"
 	"strings"
 )
 
 const (
 	secondTerminal = "# in a second terminal"
 	needsRealNode  = "<!-- needs: real node -->"
-	// onKind is the line of every lab that says how to do it on kind: the
-	// lab runner, with E2E_PROVIDER=kind, runs the lab so.
-	onKind = "**On kind**: `make kind-up` in place of `make cluster-up`, and `make kind-down` in place of `make cluster-down`."
+	// onKind starts the line of every lab that says how to do it on kind:
+	// "`make kind-up` in place of `make cluster-up`", and any other command
+	// that differs there, each as "`NEW` in place of `OLD`". The lab runner,
+	// with E2E_PROVIDER=kind, runs the lab so (kindReplacer).
+	onKind = "**On kind**: "
 	// checkSection is the heading of the section whose ```sh blocks are the
 	// lab's checks (checks, and make lab-check).
 	checkSection = "Check"
@@ -269,4 +272,29 @@ func normalize(lines []string) []string {
 		out[i] = strings.Join(strings.Fields(l), " ")
 	}
 	return out
+}
+
+// inPlaceOf is a command of a lab's "On kind" line and the one it replaces.
+var inPlaceOf = regexp.MustCompile("`([^`]+)` in place of `([^`]+)`")
+
+// kindReplacer reads a lab's "On kind" line and returns what turns its
+// blocks into those a learner runs on kind. It refuses a lab without the
+// line, or whose line does not replace make cluster-up.
+func kindReplacer(name string, lab []byte) (*strings.Replacer, error) {
+	for _, l := range strings.Split(string(lab), "\n") {
+		if !strings.HasPrefix(l, onKind) {
+			continue
+		}
+		var pairs []string
+		for _, m := range inPlaceOf.FindAllStringSubmatch(l, -1) {
+			pairs = append(pairs, m[2], m[1])
+		}
+		for i := 0; i < len(pairs); i += 2 {
+			if pairs[i] == "make cluster-up" {
+				return strings.NewReplacer(pairs...), nil
+			}
+		}
+		return nil, fmt.Errorf("%s: the %q line does not say what replaces `make cluster-up` on kind (\"`make kind-up` in place of `make cluster-up`\")", name, strings.TrimSpace(onKind))
+	}
+	return nil, fmt.Errorf("%s: no line starting %q says how the lab is done on kind: \"%s`make kind-up` in place of `make cluster-up`, and `make kind-down` in place of `make cluster-down`.\"", name, onKind, onKind)
 }

@@ -253,7 +253,50 @@ func TestLabsParse(t *testing.T) {
 					t.Errorf("%s:%d: the check %q alone: bash -n: %v\n%s", file, c.line, c.name, err, out)
 				}
 			}
+			// Its "On kind" line replaces commands the lab runs.
+			if _, err := kindReplacer(file, text); err != nil {
+				t.Error(err)
+			}
+			var scripts strings.Builder
+			for _, s := range readLab(t, root, lab) {
+				scripts.WriteString(s.script)
+			}
+			line := kindLine(text)
+			prose := strings.Replace(string(text), line, "", 1)
+			for _, m := range inPlaceOf.FindAllStringSubmatch(line, -1) {
+				if !strings.Contains(scripts.String(), m[2]) && !strings.Contains(prose, "`"+m[2]+"`") {
+					t.Errorf("%s: its %q line replaces `%s`, which the lab neither runs nor names", file, strings.TrimSpace(onKind), m[2])
+				}
+			}
 		})
+	}
+}
+
+// kindLine returns a lab's "On kind" line.
+func kindLine(lab []byte) string {
+	for _, l := range strings.Split(string(lab), "\n") {
+		if strings.HasPrefix(l, onKind) {
+			return l
+		}
+	}
+	return ""
+}
+
+func TestKindReplacer(t *testing.T) {
+	r, err := kindReplacer("lab.md", []byte("# Lab\n\n**On kind**: `make kind-up` in place of `make cluster-up`, and `scripts/kind.sh check` in place of `scripts/node.sh check`.\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := r.Replace("make cluster-up\nscripts/node.sh check\nmake cluster-down\n"), "make kind-up\nscripts/kind.sh check\nmake cluster-down\n"; got != want {
+		t.Errorf("replaced %q, want %q", got, want)
+	}
+	for _, lab := range []string{
+		"# Lab\n\nno line\n",
+		"# Lab\n\n**On kind**: `make kind-down` in place of `make cluster-down`.\n",
+	} {
+		if _, err := kindReplacer("lab.md", []byte(lab)); err == nil {
+			t.Errorf("%q: no error, want one", lab)
+		}
 	}
 }
 

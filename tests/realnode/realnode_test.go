@@ -87,7 +87,7 @@ func TestHomeworkTableSurvivesRecreate(t *testing.T) {
 	mysql := func(sql string) string {
 		t.Helper()
 		pod := suite.Kubectl(ctx, t, "get", "pods", "-n", ns, "-l", "app=mysql-instance", "-o", "jsonpath={.items[*].metadata.name}")
-		return suite.Kubectl(ctx, t, "exec", "-n", ns, strings.TrimSpace(pod), "--", "mysql", "-p"+password, "-e", sql, "otus-database")
+		return suite.Kubectl(ctx, t, "exec", "-n", ns, strings.TrimSpace(pod), "--", "mysql", "-u", "root", "-p"+password, "-e", sql, "otus-database")
 	}
 	suite.Kubectl(ctx, t, "apply", "-n", ns, "-f", sample)
 	suite.Kubectl(ctx, t, "wait", "-n", ns, "--for=condition=Ready", "mysql/mysql-instance", "--timeout=5m")

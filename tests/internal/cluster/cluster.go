@@ -129,6 +129,15 @@ func (s *Suite) RealContainers(ctx context.Context) (bool, string) {
 	return false, "the cluster has fake nodes only: this machine cannot run containers (scripts/cluster.sh up says why; .ci/run installs what it needs)"
 }
 
+// ContainerNode is the name of the node where the suite's pods really run:
+// the local cluster's real node, or kind's one node.
+func (s *Suite) ContainerNode() string {
+	if s.Provider == Kind {
+		return s.name + "-control-plane"
+	}
+	return "real-node"
+}
+
 // NodeKinds is the output format for `kubectl get nodes -o` that HasRealNode
 // reads: a line per node, its name, "=", and "fake" for kwok's fake nodes.
 const NodeKinds = `jsonpath={range .items[*]}{.metadata.name}={.metadata.annotations.kwok\.x-k8s\.io/node}{"\n"}{end}`
