@@ -140,6 +140,8 @@ up)
 	;;
 down)
 	tools
+	# OLM's registry (scripts/olm.sh), if it serves this cluster, goes too.
+	"$root/scripts/olm.sh" down "$name" || say "scripts/olm.sh down $name failed: see above"
 	kind delete cluster --name "$name"
 	;;
 check)
