@@ -95,13 +95,13 @@ func runLab(t *testing.T, root, lab string) {
 	}
 	steps := readLab(t, root, lab)
 	kind := os.Getenv("E2E_PROVIDER") == "kind"
-	onKind := strings.NewReplacer() // none but on kind
+	kindCommands := strings.NewReplacer() // none but on kind
 	if kind {
-		if onKind, err = kindReplacer(file, text); err != nil {
+		if kindCommands, err = kindReplacer(file, text); err != nil {
 			t.Fatal(err)
 		}
 		for i := range steps {
-			steps[i].script = onKind.Replace(steps[i].script)
+			steps[i].script = kindCommands.Replace(steps[i].script)
 		}
 	}
 	realNode := bytes.Contains(text, []byte(needsRealNode))
@@ -143,7 +143,7 @@ func runLab(t *testing.T, root, lab string) {
 		t.Fatal(err)
 	}
 	for i := range cs {
-		cs[i].script = onKind.Replace(cs[i].script)
+		cs[i].script = kindCommands.Replace(cs[i].script)
 	}
 	lastCheck := -1
 	for i, s := range steps {

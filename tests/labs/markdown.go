@@ -281,10 +281,7 @@ var inPlaceOf = regexp.MustCompile("`([^`]+)` in place of `([^`]+)`")
 // blocks into those a learner runs on kind. It refuses a lab without the
 // line, or whose line does not replace make cluster-up.
 func kindReplacer(name string, lab []byte) (*strings.Replacer, error) {
-	for _, l := range strings.Split(string(lab), "\n") {
-		if !strings.HasPrefix(l, onKind) {
-			continue
-		}
+	if l := kindLine(lab); l != "" {
 		var pairs []string
 		for _, m := range inPlaceOf.FindAllStringSubmatch(l, -1) {
 			pairs = append(pairs, m[2], m[1])
@@ -297,4 +294,14 @@ func kindReplacer(name string, lab []byte) (*strings.Replacer, error) {
 		return nil, fmt.Errorf("%s: the %q line does not say what replaces `make cluster-up` on kind (\"`make kind-up` in place of `make cluster-up`\")", name, strings.TrimSpace(onKind))
 	}
 	return nil, fmt.Errorf("%s: no line starting %q says how the lab is done on kind: \"%s`make kind-up` in place of `make cluster-up`, and `make kind-down` in place of `make cluster-down`.\"", name, onKind, onKind)
+}
+
+// kindLine returns a lab's "On kind" line, "" when it has none.
+func kindLine(lab []byte) string {
+	for _, l := range strings.Split(string(lab), "\n") {
+		if strings.HasPrefix(l, onKind) {
+			return l
+		}
+	}
+	return ""
 }

@@ -272,16 +272,6 @@ func TestLabsParse(t *testing.T) {
 	}
 }
 
-// kindLine returns a lab's "On kind" line.
-func kindLine(lab []byte) string {
-	for _, l := range strings.Split(string(lab), "\n") {
-		if strings.HasPrefix(l, onKind) {
-			return l
-		}
-	}
-	return ""
-}
-
 func TestKindReplacer(t *testing.T) {
 	r, err := kindReplacer("lab.md", []byte("# Lab\n\n**On kind**: `make kind-up` in place of `make cluster-up`, and `scripts/kind.sh check` in place of `scripts/node.sh check`.\n"))
 	if err != nil {
