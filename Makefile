@@ -216,7 +216,11 @@ run: ## Start the local cluster, install the CRDs, run every operator and apply 
 # -run is anchored: TestChecker, the checker's own unit test, is no check of
 # anyone's cluster. LAB=42 and LAB=x are refused by the test, which lists the
 # labs.
+.PHONY: lab-start
+lab-start: ## Copy the starters of lab LAB's tasks into labs/tasks/work/, where you write them (make lab-start LAB=7).
+	scripts/lab-start.sh '$(LAB)'
+
 .PHONY: lab-check
-lab-check: ## Check your work on lab LAB (make lab-check LAB=7) against your current cluster.
+lab-check: ## Check your work on lab LAB (make lab-check LAB=7) against your current cluster: its steps, and the tasks you wrote in labs/tasks/work/.
 	@if [ -z "$(LAB)" ]; then echo "make lab-check needs the lab's number: make lab-check LAB=7 checks lab 7 against your current cluster (labs/README.md lists the labs)" >&2; exit 2; fi
 	cd tests && LAB='$(LAB)' go test -count=1 -run '^TestCheck$$' ./labs/ -v

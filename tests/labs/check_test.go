@@ -22,11 +22,14 @@ import (
 
 // TestCheck is make lab-check: it runs the checks of lab $LAB (7 or 07)
 // against the learner's cluster, the one their kubeconfig makes current
-// ($KUBECONFIG, else ~/.kube/config, as kubectl reads it), and creates
-// none. Each check is an e2e-framework assessment of the lab's feature; it
+// ($KUBECONFIG, else ~/.kube/config, as kubectl reads it). Each check is
+// an e2e-framework assessment of the lab's feature, and only reads; it
 // prints "done: <name>", or "missing: <name>" and what its commands printed,
-// and the test ends with "lab N: X of Y checks done". Without LAB it skips:
-// make test does not check anyone's cluster.
+// and the test ends with "lab N: X of Y checks done". A lab with tasks
+// (tasks.go) has one more assessment, which runs each task's checks on the
+// learner's code in labs/tasks/work: these write, in a namespace or an API
+// group of their own. Without LAB it skips: make test does not check
+// anyone's cluster.
 func TestCheck(t *testing.T) {
 	arg := os.Getenv("LAB")
 	if arg == "" {
@@ -99,8 +102,28 @@ func TestCheck(t *testing.T) {
 			return ctx
 		})
 	}
+	// Then the lab's tasks, on the learner's copies of their starters.
+	tasks, err := labTasks(file, text)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var runs []*taskRun
+	if len(tasks) > 0 {
+		feature = feature.Assess("your tasks", func(ctx context.Context, t *testing.T, _ *envconf.Config) context.Context {
+			runs = runTasks(ctx, root, k.env, os.Stdout, tasks, func(task string) string { return filepath.Join(workDir(), task) })
+			for _, r := range runs {
+				if r.done() != len(r.results) {
+					t.Fail() // the lines above say why
+				}
+			}
+			return ctx
+		})
+	}
 	env.NewWithConfig(envconf.New().WithKubeconfigFile(kubeconfig)).Test(t, feature.Feature())
 	_, _ = fmt.Fprintln(os.Stdout, k.summary(n, len(cs)))
+	for i, r := range runs {
+		_, _ = fmt.Fprintln(os.Stdout, r.summary(tasks[i]))
+	}
 }
 
 // TestChecker runs the checker on a fake lab, without a cluster, so that a

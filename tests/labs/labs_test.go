@@ -87,8 +87,19 @@ func labFiles(t *testing.T) (string, []string) {
 func runLab(t *testing.T, root, lab string) {
 	name := "lab-" + strings.TrimSuffix(filepath.Base(lab), ".md")
 	file := filepath.Join("labs", filepath.Base(lab))
+	// make lab-start, in a lab with tasks, copies their starters into a
+	// directory of the test's own, never into a developer's
+	// labs/tasks/work: LAB_WORK (tasks.go).
+	work := filepath.Join("labs", "tasks", "work", "test-"+name)
 	env := append(cluster.Env(root, filepath.Join(t.TempDir(), "kubeconfig"), filepath.Join(t.TempDir(), "kubectl-cache")),
-		"CLUSTER_NAME="+name)
+		"CLUSTER_NAME="+name, "LAB_WORK="+work)
+	removeWork := func() {
+		if err := os.RemoveAll(filepath.Join(root, work)); err != nil {
+			t.Error(err)
+		}
+	}
+	removeWork()
+	t.Cleanup(removeWork)
 	text, err := os.ReadFile(lab)
 	if err != nil {
 		t.Fatal(err)
@@ -142,6 +153,10 @@ func runLab(t *testing.T, root, lab string) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	tasks, err := labTasks(file, text)
+	if err != nil {
+		t.Fatal(err)
+	}
 	for i := range cs {
 		cs[i].script = kindCommands.Replace(cs[i].script)
 	}
@@ -177,6 +192,7 @@ func runLab(t *testing.T, root, lab string) {
 		}
 		if i == lastCheck {
 			runChecker(t, file, root, env, cs)
+			runSolutions(t, root, env, tasks)
 		}
 		if realNode && i == 0 {
 			// The first block starts the cluster: has it the real node?
@@ -210,6 +226,25 @@ func runChecker(t *testing.T, file, root string, env []string, cs []check) {
 	if k.done != len(cs) {
 		t.Fatalf("%s: make lab-check finds checks missing on the cluster whose Check blocks just passed (see above)", file)
 	}
+}
+
+// runSolutions runs the checks of make lab-check on the reference solution
+// of each of tasks, on the lab's cluster, and fails unless every check is
+// done. (The lab itself runs make lab-check on the starter, and shows what
+// it must say: each task's checks missing.)
+func runSolutions(t *testing.T, root string, env []string, tasks []string) {
+	t.Helper()
+	var out strings.Builder
+	runs := runTasks(context.Background(), root, env, &out, tasks, func(task string) string {
+		return filepath.Join("labs", "tasks", task, "solution")
+	})
+	for i, r := range runs {
+		out.WriteString(r.summary(tasks[i]) + "\n")
+		if r.done() != len(r.results) {
+			t.Errorf("task %s: the reference solution fails checks of make lab-check (see below)", tasks[i])
+		}
+	}
+	t.Logf("make lab-check's task checks on the reference solutions say:\n%s", out.String())
 }
 
 // A background is a block run in a second terminal.

@@ -1,0 +1,288 @@
+package labs
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/operator-workshops/workshop/tests/internal/cluster"
+)
+
+// A lab's tasks are the workshop's exercises its learner solves by writing
+// code or YAML: the lab names them in a line "<!-- tasks: gordon -->", each
+// the name of a directory labs/tasks/<task> holding a starter and a
+// reference solution. make lab-start copies the starter into
+// labs/tasks/work/<task> ($LAB_WORK/<task>), the learner's; make lab-check
+// runs the task's checks on that copy, after the lab's Check section.
+const tasksMarker = "<!-- tasks: "
+
+// taskSuites are the checks of each task, by its directory's name.
+var taskSuites = map[string]func(context.Context, *taskRun){
+	"gordon":          gordonTasks,
+	"mysql-crd":       mysqlCRDTasks,
+	"sample":          sampleTasks,
+	"kustomize-patch": kustomizePatchTasks,
+}
+
+// labTasks returns the tasks lab names.
+func labTasks(file string, lab []byte) ([]string, error) {
+	var tasks []string
+	for _, line := range strings.Split(string(lab), "\n") {
+		rest, ok := strings.CutPrefix(line, tasksMarker)
+		if !ok {
+			continue
+		}
+		list, ok := strings.CutSuffix(rest, " -->")
+		if !ok {
+			return nil, fmt.Errorf("%s: %q: a tasks line is %sgordon -->", file, line, tasksMarker)
+		}
+		for _, t := range strings.Fields(list) {
+			if taskSuites[t] == nil {
+				return nil, fmt.Errorf("%s: task %q has no checks in tests/labs/tasks.go", file, t)
+			}
+			tasks = append(tasks, t)
+		}
+	}
+	return tasks, nil
+}
+
+// workDir is where the learner's copies of the starters are, from the
+// repository root: $LAB_WORK, else labs/tasks/work (inside the tasks
+// module, so that `go run ./labs/tasks/work/gordon` builds).
+func workDir() string {
+	if w := os.Getenv("LAB_WORK"); w != "" {
+		return w
+	}
+	return filepath.Join("labs", "tasks", "work")
+}
+
+// A taskRun runs the checks of one task on one copy of its code (the
+// learner's, the starter or the solution), against the cluster env points
+// kubectl at, and writes a line per check as the checker does: "done: ..."
+// or "missing: ..." with what went wrong, indented.
+type taskRun struct {
+	root    string    // where commands run: the repository root
+	code    string    // the task's code, from root: labs/tasks/work/gordon
+	env     []string  // the commands' environment
+	out     io.Writer // where the lines go
+	results []taskResult
+	// blocked says why the checks left are not run: a check they build on
+	// is missing (the code does not build, say).
+	blocked string
+}
+
+// A taskResult is one check's outcome. A task's check fails on the
+// starter (the task is to make it pass); the others hold on the starter
+// already (they check that the task's work kept what worked).
+type taskResult struct {
+	name       string
+	task, done bool
+}
+
+// check runs f, unless an earlier check blocks it, and writes its line.
+func (r *taskRun) check(name string, task bool, f func() error) bool {
+	var err error
+	if r.blocked != "" {
+		err = fmt.Errorf("not checked: %s", r.blocked)
+	} else {
+		err = f()
+	}
+	r.results = append(r.results, taskResult{name: name, task: task, done: err == nil})
+	if err == nil {
+		_, _ = fmt.Fprintf(r.out, "done: %s\n", name)
+		return true
+	}
+	_, _ = fmt.Fprintf(r.out, "missing: %s\n    %s\n", name, strings.ReplaceAll(strings.TrimRight(err.Error(), "\n"), "\n", "\n    "))
+	return false
+}
+
+// done counts the checks done.
+func (r *taskRun) done() int {
+	n := 0
+	for _, res := range r.results {
+		if res.done {
+			n++
+		}
+	}
+	return n
+}
+
+// summary is the line make lab-check prints after the task's checks.
+func (r *taskRun) summary(task string) string {
+	return fmt.Sprintf("task %s (%s): %d of %d checks done", task, r.code, r.done(), len(r.results))
+}
+
+// command is name with args, run from the repository root in r's
+// environment.
+func (r *taskRun) command(ctx context.Context, name string, args ...string) *exec.Cmd {
+	cmd := exec.CommandContext(ctx, name, args...)
+	cmd.Dir, cmd.Env = r.root, r.env
+	return cmd
+}
+
+// kubectl runs kubectl with args, stdin on its standard input when not
+// empty, and returns what it printed; its error holds the output too.
+func (r *taskRun) kubectl(ctx context.Context, stdin string, args ...string) (string, error) {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	cmd := r.command(ctx, "kubectl", args...)
+	if stdin != "" {
+		cmd.Stdin = strings.NewReader(stdin)
+	}
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		return string(out), fmt.Errorf("kubectl %s: %w\n%s", strings.Join(args, " "), err, strings.TrimRight(string(out), "\n"))
+	}
+	return string(out), nil
+}
+
+// refused returns nil when kubectl, given args and stdin, fails and says
+// want; an error saying what happened otherwise.
+func (r *taskRun) refused(ctx context.Context, stdin, want string, args ...string) error {
+	out, err := r.kubectl(ctx, stdin, args...)
+	switch {
+	case err == nil:
+		return fmt.Errorf("the API server accepted it:\n%s", strings.TrimRight(out, "\n"))
+	case !strings.Contains(out, want):
+		return fmt.Errorf("refused, but without saying %q:\n%s", want, strings.TrimRight(out, "\n"))
+	}
+	return nil
+}
+
+// until calls f every half second until it returns nil, and returns its
+// last error when limit has passed first.
+func until(ctx context.Context, limit time.Duration, f func() error) error {
+	ctx, cancel := context.WithTimeout(ctx, limit)
+	defer cancel()
+	for {
+		err := f()
+		if err == nil {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("after %s: %w", limit, err)
+		case <-time.After(500 * time.Millisecond):
+		}
+	}
+}
+
+// runTasks runs the checks of each of tasks on their code, code(task), and
+// returns the runs.
+func runTasks(ctx context.Context, root string, env []string, out io.Writer, tasks []string, code func(string) string) []*taskRun {
+	var runs []*taskRun
+	for _, t := range tasks {
+		r := &taskRun{root: root, code: code(t), env: env, out: out}
+		_, _ = fmt.Fprintf(out, "task %s, your code in %s:\n", t, r.code)
+		if _, err := os.Stat(filepath.Join(root, r.code)); errors.Is(err, os.ErrNotExist) {
+			r.check("your copy of the task's code", false, func() error {
+				return fmt.Errorf("%s does not exist: make lab-start LAB=N copies the task's starter there, for you to write the task in", r.code)
+			})
+		} else {
+			taskSuites[t](ctx, r)
+		}
+		runs = append(runs, r)
+	}
+	return runs
+}
+
+// ok reports whether the last check was done.
+func (r *taskRun) ok() bool {
+	return len(r.results) > 0 && r.results[len(r.results)-1].done
+}
+
+// An operatorRun is the learner's operator, built from r.code and run by
+// the checks of a task, as the lab runs it, on an object in a namespace of
+// the check's own.
+type operatorRun struct {
+	r   *taskRun
+	ns  string
+	log string    // its output
+	tmp string    // its binary's directory
+	cmd *exec.Cmd // nil once stopped
+	ran bool      // it was started
+}
+
+// runOperator builds the learner's operator, makes namespace ns anew with
+// object (what: its name in plain words) in it, checks that nothing acts on
+// it for three seconds (idle returns an error when something did), and
+// starts the operator with -v=6, which logs each request. Each of these is a
+// check; one that fails blocks the checks after it.
+func (r *taskRun) runOperator(ctx context.Context, ns, what, object string, idle func() error) *operatorRun {
+	op := &operatorRun{r: r, ns: ns, log: filepath.Join(os.TempDir(), ns+"-operator.log")}
+	var err error
+	if op.tmp, err = os.MkdirTemp("", ns+"-"); err != nil {
+		r.blocked = err.Error()
+	}
+	bin := filepath.Join(op.tmp, "operator")
+	if !r.check("your operator builds: go build ./"+r.code, false, func() error {
+		out, err := r.command(ctx, "go", "build", "-o", bin, "./"+r.code).CombinedOutput()
+		if err != nil {
+			return fmt.Errorf("%w\n%s", err, strings.TrimRight(string(out), "\n"))
+		}
+		return nil
+	}) && r.blocked == "" {
+		r.blocked = "your operator does not build"
+	}
+	if !r.check("namespace "+ns+" is new, and holds "+what+" no one else handles (stop the lab's operator, and yours: the check runs your code itself)", false, func() error {
+		if _, err := r.kubectl(ctx, "", "delete", "namespace", ns, "--ignore-not-found", "--timeout=2m"); err != nil {
+			return err
+		}
+		if _, err := r.kubectl(ctx, "", "create", "namespace", ns); err != nil {
+			return err
+		}
+		if _, err := r.kubectl(ctx, object, "apply", "-n", ns, "-f", "-"); err != nil {
+			return err
+		}
+		// Nothing may act on the object before the learner's operator
+		// runs, or what the checks see would not be its work.
+		time.Sleep(3 * time.Second)
+		if err := idle(); err != nil {
+			return fmt.Errorf("%w in %s before the check started your operator: another operator handles it (the lab's, or yours in another terminal); stop it (Ctrl-C) and check again", err, ns)
+		}
+		return nil
+	}) && r.blocked == "" {
+		r.blocked = "the check's namespace is not ready"
+	}
+	if r.blocked != "" {
+		return op
+	}
+	f, err := os.Create(op.log)
+	if err != nil {
+		r.blocked = err.Error()
+		return op
+	}
+	defer func() { _ = f.Close() }() // the child has its own descriptor
+	// No health endpoint: its port may be taken by the lab's operator, and
+	// the check does not ask it.
+	cmd := exec.Command(bin, "-v=6", "--health-probe-bind-address=0")
+	cmd.Dir, cmd.Env, cmd.Stdout, cmd.Stderr = r.root, r.env, f, f
+	if err := cluster.StartGroup(cmd); err != nil {
+		r.blocked = fmt.Sprintf("start your operator: %v", err)
+		return op
+	}
+	op.cmd, op.ran = cmd, true
+	return op
+}
+
+// stop stops the operator, as Ctrl-C would; its log is whole afterwards.
+func (op *operatorRun) stop() {
+	if op.cmd != nil {
+		cluster.StopGroup(op.cmd)
+		op.cmd = nil
+	}
+}
+
+// close stops the operator and deletes its binary and the check's
+// namespace.
+func (op *operatorRun) close() {
+	op.stop()
+	_ = os.RemoveAll(op.tmp)
+	_, _ = op.r.kubectl(context.Background(), "", "delete", "namespace", op.ns, "--ignore-not-found", "--wait=false")
+}
