@@ -6,11 +6,12 @@
 # the go.sum beside it. A tool is rebuilt only when its module files or its
 # build flags change, so second runs take well under a second.
 #
-# usage: scripts/build-tools.sh [kubernetes|kubernetes-node|kubectl|coredns|etcd|kwok|controller-gen|golangci-lint|kind|olm|local-provisioner|ferretdb]...
+# usage: scripts/build-tools.sh [kubernetes|kubernetes-node|kubectl|coredns|etcd|kwok|controller-gen|golangci-lint|kind|kubebuilder|olm|local-provisioner|ferretdb]...
 # With no argument it builds all but kubernetes-node, coredns and ferretdb, which only
 # the local cluster's real node and the kind node image need (scripts/node.sh
 # and scripts/images.sh build them), kind and kubectl alone (a few minutes, not
 # the control plane's twelve), which only kind users without them need,
+# kubebuilder, which only lab 10 needs,
 # olm, which only make olm-up needs, and the project's own local-provisioner
 # (scripts/cluster.sh and the kind node image).
 set -euo pipefail
@@ -35,6 +36,7 @@ binaries() {
 	controller-gen) echo controller-gen ;;
 	golangci-lint) echo golangci-lint ;;
 	kind) echo kind ;;
+	kubebuilder) echo kubebuilder ;;
 	olm) echo olm catalog cpb ;;
 	local-provisioner) echo local-provisioner ;;
 	ferretdb) echo ferretdb ;;

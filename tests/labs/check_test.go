@@ -63,6 +63,12 @@ func TestCheck(t *testing.T) {
 		}
 		cache = filepath.Join(home, ".kube", "cache") // kubectl's own default
 	}
+	// With $LAB_WORK, the learners' folder the checks name, labs/tasks/work/,
+	// is elsewhere.
+	work := strings.NewReplacer(defaultWork+"/", workDir()+"/")
+	for i := range cs {
+		cs[i].script = work.Replace(cs[i].script)
+	}
 	k := &checker{file: file, dir: root, env: cluster.Env(root, kubeconfig, cache), out: os.Stdout, timeout: 5 * time.Minute}
 	// On a kind cluster (its context kind-NAME), the checks are the lab's
 	// as its "On kind" line has them.

@@ -43,7 +43,8 @@ func readLab(t *testing.T, root, path string) []step {
 // terminal" is started in the background, must still run after each block
 // that follows, and is stopped with Ctrl-C (SIGINT) when the lab ends. A
 // ```text block under a ```sh block is the output that block must print
-// (markdown.go). After the last block of the "## Check" section, the
+// (markdown.go). A step's check, a ```sh block starting with "# check: ",
+// runs before its step too, where it must fail (checkBefore). After the last block of the "## Check" section, the
 // checker of make lab-check (check.go) runs the lab's checks on the same
 // cluster and must say every one is done. A lab that holds the line
 // "<!-- needs: real node -->" gets the local cluster's real node, as
@@ -90,7 +91,7 @@ func runLab(t *testing.T, root, lab string) {
 	// make lab-start, in a lab with tasks, copies their starters into a
 	// directory of the test's own, never into a developer's
 	// labs/tasks/work: LAB_WORK (tasks.go).
-	work := filepath.Join("labs", "tasks", "work", "test-"+name)
+	work := filepath.Join(defaultWork, "test-"+name)
 	env := append(cluster.Env(root, filepath.Join(t.TempDir(), "kubeconfig"), filepath.Join(t.TempDir(), "kubectl-cache")),
 		"CLUSTER_NAME="+name, "LAB_WORK="+work)
 	removeWork := func() {
@@ -105,6 +106,12 @@ func runLab(t *testing.T, root, lab string) {
 		t.Fatal(err)
 	}
 	steps := readLab(t, root, lab)
+	// The lab's commands name the learner's folder, labs/tasks/work/; the
+	// test's is work.
+	workCommands := strings.NewReplacer(defaultWork+"/", work+"/")
+	for i := range steps {
+		steps[i].script = workCommands.Replace(steps[i].script)
+	}
 	kind := os.Getenv("E2E_PROVIDER") == "kind"
 	kindCommands := strings.NewReplacer() // none but on kind
 	if kind {
@@ -158,7 +165,7 @@ func runLab(t *testing.T, root, lab string) {
 		t.Fatal(err)
 	}
 	for i := range cs {
-		cs[i].script = kindCommands.Replace(cs[i].script)
+		cs[i].script = kindCommands.Replace(workCommands.Replace(cs[i].script))
 	}
 	lastCheck := -1
 	for i, s := range steps {
@@ -172,6 +179,9 @@ func runLab(t *testing.T, root, lab string) {
 		if s.background {
 			second = append(second, startBackground(t, file, s, command(context.Background(), s.script)))
 			continue
+		}
+		if s.check == "" {
+			checkBefore(t, file, steps, i, command)
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 		start := time.Now()
@@ -205,6 +215,28 @@ func runLab(t *testing.T, root, lab string) {
 				t.Skip("needs a real node, and the cluster has fake nodes only: this machine cannot run containers (scripts/cluster.sh up says why; E2E_REAL_NODE=required makes this a failure)")
 			}
 		}
+	}
+}
+
+// checkBefore runs the checks of steps[i] (the ```sh blocks that follow it
+// and start with stepCheck) before it, and fails the test when one passes:
+// a check that holds before its step is done would hold without the step's
+// work. After the step, the runner runs them as any block, and they must
+// pass.
+func checkBefore(t *testing.T, file string, steps []step, i int, command func(context.Context, string) *exec.Cmd) {
+	t.Helper()
+	for _, c := range steps[i+1:] {
+		if c.check == "" {
+			return
+		}
+		// A check reads and answers at once: it waits for nothing.
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		out, err := command(ctx, c.script).CombinedOutput()
+		cancel()
+		if err == nil {
+			t.Fatalf("%s:%d: the check %q passes before its step (line %d) ran, so it would pass without the step's work: make it test what the step does\n%s", file, c.line, c.check, steps[i].line, out)
+		}
+		t.Logf("%s:%d: before its step (line %d), the check %q fails, as it must (%v):\n%s", file, c.line, steps[i].line, c.check, err, out)
 	}
 }
 

@@ -30,6 +30,12 @@ const (
 	// gap, as a line of a ```text block or inside one, stands for output the
 	// lab leaves out.
 	gap = "..."
+	// stepCheck starts a ```sh block that checks the step before it: the
+	// ```sh block just above (its ```text block between them, if any). The
+	// runner runs it before that step, where it must fail, and after, where
+	// it must pass: a check that passes without the step's work proves
+	// nothing.
+	stepCheck = "# check: "
 )
 
 // The fences a lab may use. Any other is refused rather than skipped: a
@@ -50,6 +56,7 @@ type step struct {
 	want       []string // the lines of the ```text block under it
 	wantLine   int      // that block's opening fence; 0 when it has none
 	section    string   // the "## " heading it is under, without the "## "
+	check      string   // for a step's check (stepCheck), what it proves; "" for a step
 }
 
 // parse reads the fenced blocks of the lab named name and returns its steps
@@ -102,7 +109,17 @@ func parse(name string, r io.Reader) ([]step, error) {
 			switch kind {
 			case fenceRun:
 				script := strings.Join(body, "\n") + "\n"
-				steps = append(steps, step{line: start, script: script, background: strings.HasPrefix(script, secondTerminal), section: section})
+				s := step{line: start, script: script, background: strings.HasPrefix(script, secondTerminal), section: section}
+				if first, rest, ok := strings.Cut(script, "\n"); strings.HasPrefix(first, stepCheck) {
+					if err := checksStep(name, start, steps, lastKind, section, rest); err != nil {
+						return nil, err
+					}
+					s.check = strings.TrimSpace(strings.TrimPrefix(first, stepCheck))
+					if s.check == "" || !ok {
+						return nil, fmt.Errorf("%s:%d: a step's check is a line %q followed by its commands", name, start, stepCheck+"<what it proves, in plain words>")
+					}
+				}
+				steps = append(steps, s)
 			case fenceOutput:
 				if lastKind != fenceRun {
 					above := "there is none"
@@ -112,6 +129,9 @@ func parse(name string, r io.Reader) ([]step, error) {
 					return nil, fmt.Errorf("%s:%d: a ```text block shows the output of the ```sh block just above it, and %s: move it under the ```sh block whose output it is, or make it prose", name, start, above)
 				}
 				prev := &steps[len(steps)-1]
+				if prev.check != "" {
+					return nil, fmt.Errorf("%s:%d: a ```text block follows the check of line %d, which says done or missing by its exit status alone: check the output in its commands (grep -x), or make it prose", name, start, prev.line)
+				}
 				if prev.background {
 					return nil, fmt.Errorf("%s:%d: a ```text block follows the ```sh block of line %d, which runs in a second terminal until the lab ends: its output cannot be compared, so show it in prose", name, start, prev.line)
 				}
@@ -129,6 +149,66 @@ func parse(name string, r io.Reader) ([]step, error) {
 		return nil, fmt.Errorf("%s:%d: the ```%s block is not closed: end it with a line ```", name, start, kind)
 	}
 	return steps, nil
+}
+
+// checksStep returns nil when a step's check, the ```sh block of line n in
+// section, whose commands are script, may check the step before it: steps
+// so far, the last block closed a lastKind.
+func checksStep(name string, n int, steps []step, lastKind, section, script string) error {
+	switch {
+	case section == checkSection:
+		return fmt.Errorf("%s:%d: in the ## %s section, a check starts with a line \"# <what it proves>\"; %q marks the check of a step, in the step's section", name, n, checkSection, stepCheck)
+	case len(steps) == 0 || (lastKind != fenceRun && lastKind != fenceOutput):
+		return fmt.Errorf("%s:%d: a step's check follows the ```sh block of its step (and that block's ```text block)", name, n)
+	case steps[len(steps)-1].background:
+		return fmt.Errorf("%s:%d: a step's check cannot check a block in a second terminal, which runs until the lab ends: check what the blocks after it do", name, n)
+	case steps[len(steps)-1].section != section:
+		return fmt.Errorf("%s:%d: a step's check is in the section of its step, under the ```sh block it checks", name, n)
+	case strings.TrimSpace(script) == "":
+		return fmt.Errorf("%s:%d: a step's check has no command", name, n)
+	}
+	return nil
+}
+
+// changes matches a command that changes the cluster: a step with one needs
+// a check (uncheckedSteps).
+var changes = regexp.MustCompile(`\bkubectl\b[^|;&]*?\s(?:apply|create|delete|patch|scale|label|annotate|replace|set|rollout|expose|run|cp|taint|cordon|uncordon|drain|edit)(?:\s|$)` +
+	`|\bmake\s+(?:cluster-up|kind-up|olm-up|deploy|undeploy|install|uninstall)\b` +
+	`|\bcurl\b.*\s-X\s*(?:POST|PUT|PATCH|DELETE)\b|\betcdctl\b.*\sput\s` +
+	`|(?i:\b(?:insert\s+into|create\s+table|drop\s+table|delete\s+from)\b)`)
+
+// changesCluster reports whether script changes the cluster: whether a line
+// of it that is not a refusal (out=$(! ...), a server-side dry run) matches
+// changes.
+func changesCluster(script string) bool {
+	for _, l := range strings.Split(script, "\n") {
+		l = strings.TrimSpace(l)
+		switch {
+		case strings.HasPrefix(l, "#"), strings.HasPrefix(l, "out=$(!"), strings.HasPrefix(l, "! "), strings.Contains(l, "--dry-run"):
+			continue
+		}
+		if changes.MatchString(l) {
+			return true
+		}
+	}
+	return false
+}
+
+// uncheckedSteps returns, for each step of a lab that changes the cluster
+// and has no check, where it is: every such step has one, outside the
+// Check section and a Clean up section.
+func uncheckedSteps(name string, steps []step) []string {
+	var out []string
+	for i, s := range steps {
+		if s.check != "" || s.background || s.section == checkSection || strings.Contains(strings.ToLower(s.section), "clean up") || !changesCluster(s.script) {
+			continue
+		}
+		if i+1 < len(steps) && steps[i+1].check != "" {
+			continue
+		}
+		out = append(out, fmt.Sprintf("%s:%d (## %s) changes the cluster and has no check: add a ```sh block under it that starts with %q", name, s.line, s.section, stepCheck+"<what it proves>"))
+	}
+	return out
 }
 
 // A check is one thing a learner should have achieved in a lab, and the

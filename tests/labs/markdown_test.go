@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -77,6 +78,37 @@ func TestParse(t *testing.T) {
 		name:    "a block not closed",
 		lab:     "```sh\necho hi\n```\n\n```sh\necho hi\n",
 		wantErr: "lab.md:5: the ```sh block is not closed",
+	}, {
+		name: "a step's check, under its step's output",
+		lab:  "## 1. A pod\n\n```sh\nkubectl run p --image=x\n```\n```text\npod/p created\n```\n```sh\n# check: the pod p exists\nkubectl get pod p\n```\n",
+		want: []step{
+			{line: 3, script: "kubectl run p --image=x\n", want: []string{"pod/p created"}, wantLine: 6, section: "1. A pod"},
+			{line: 9, script: "# check: the pod p exists\nkubectl get pod p\n", section: "1. A pod", check: "the pod p exists"},
+		},
+	}, {
+		name:    "a step's check first",
+		lab:     "```sh\n# check: nothing\ntrue\n```\n",
+		wantErr: "lab.md:1: a step's check follows the ```sh block of its step",
+	}, {
+		name:    "a step's check of a second terminal",
+		lab:     "```sh\n# in a second terminal\nkubectl proxy\n```\n```sh\n# check: it serves\ncurl localhost:8001\n```\n",
+		wantErr: "lab.md:5: a step's check cannot check a block in a second terminal",
+	}, {
+		name:    "a step's check in another section",
+		lab:     "## 1\n```sh\ntrue\n```\n## 2\n```sh\n# check: x\ntrue\n```\n",
+		wantErr: "lab.md:6: a step's check is in the section of its step",
+	}, {
+		name:    "a step's check with no command",
+		lab:     "```sh\ntrue\n```\n```sh\n# check: x\n```\n",
+		wantErr: "lab.md:4: a step's check has no command",
+	}, {
+		name:    "a step's check with an output",
+		lab:     "```sh\ntrue\n```\n```sh\n# check: x\ntrue\n```\n```text\nx\n```\n",
+		wantErr: "lab.md:8: a ```text block follows the check of line 4",
+	}, {
+		name:    "a step's check in the Check section",
+		lab:     "## Check\n```sh\n# x\ntrue\n```\n```sh\n# check: x\ntrue\n```\n",
+		wantErr: "lab.md:6: in the ## Check section, a check starts with",
 	}}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -269,6 +301,64 @@ func TestLabsParse(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestStepChecks checks, without a cluster, that every step of every lab
+// that changes the cluster has a check (the runner runs it before the step,
+// where it must fail, and after, where it must pass).
+func TestStepChecks(t *testing.T) {
+	root, labs := labFiles(t)
+	for _, lab := range labs {
+		for _, msg := range uncheckedSteps(filepath.Join("labs", filepath.Base(lab)), readLab(t, root, lab)) {
+			t.Error(msg)
+		}
+	}
+}
+
+// TestLabShape checks that every lab says what a learner needs before and
+// after: its goal and time at the top, a Clean up section and a Why it
+// works section.
+func TestLabShape(t *testing.T) {
+	_, labs := labFiles(t)
+	for _, lab := range labs {
+		text, err := os.ReadFile(lab)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, want := range []*regexp.Regexp{
+			regexp.MustCompile(`(?m)^\*\*Goal\*\*: `),
+			regexp.MustCompile(`(?m)^\*\*Time\*\*: `),
+			regexp.MustCompile(`(?m)^## (\d+\. )?Clean up$`),
+			regexp.MustCompile(`(?m)^## Why it works$`),
+		} {
+			if !want.Match(text) {
+				t.Errorf("labs/%s has no line matching %s: every lab says its goal and its time at the top (**Goal**: ..., **Time**: ...), and has a Clean up and a Why it works section", filepath.Base(lab), want)
+			}
+		}
+	}
+}
+
+func TestChangesCluster(t *testing.T) {
+	for script, want := range map[string]bool{
+		"kubectl apply -f x.yaml":                         true,
+		"kubectl -n etc delete pod p":                     true,
+		"kubectl get pods":                                false,
+		"kubectl get deploy create-db":                    false,
+		"out=$(! kubectl create -f bad.yaml 2>&1)":        false,
+		"kubectl create --dry-run=server -f x.yaml":       false,
+		"make cluster-up":                                 true,
+		"make lab-start LAB=7":                            false,
+		"curl -s -X POST localhost:8001/api/v1/x":         true,
+		"curl -s localhost:8001/api/v1/pods":              false,
+		"kubectl exec p -- etcdctl put /here test":        true,
+		"kubectl exec p -- mysql -e 'select * from test'": false,
+		"kubectl exec p -- mysql -e \"INSERT INTO test\"": true,
+		"kubectl scale gordon/g --replicas=5":             true,
+	} {
+		if got := changesCluster(script); got != want {
+			t.Errorf("changesCluster(%q) = %v, want %v", script, got, want)
+		}
 	}
 }
 

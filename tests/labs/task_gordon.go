@@ -26,65 +26,11 @@ const gordonNamespace = "lab-07-tasks"
 // workshop's hints say: a Gordon of three, a pod deleted, the Gordon
 // deleted; then it reads the operator's log against calls.txt.
 func gordonTasks(ctx context.Context, r *taskRun) {
-	op := r.runOperator(ctx, gordonNamespace, "a Gordon of 3 replicas", gordonYAML, func() error {
-		pods, err := gordonPods(ctx, r)
-		if err == nil && len(pods) > 0 {
-			err = fmt.Errorf("pods appeared")
-		}
-		return err
-	})
+	g := gordonCheck{r: r, ns: gordonNamespace}
+	op := r.runOperator(ctx, gordonNamespace, "a Gordon of 3 replicas", gordonYAML, g.idle(ctx),
+		operatorBuild{dir: ".", pkg: "./" + r.code, args: []string{"-v=6"}})
 	defer op.close()
-
-	if !r.check("your operator gives the Gordon of 3 replicas 3 pods, listed in its status (the starter does)", false, func() error {
-		return until(ctx, time.Minute, func() error { return threePods(ctx, r, "") })
-	}) && r.blocked == "" {
-		r.blocked = "the Gordon never got its 3 pods"
-	}
-
-	r.check("task 3, the checker: a pod deleted is replaced within 20 seconds, and the status lists the new one", true, func() error {
-		pods, err := gordonPods(ctx, r)
-		if err != nil {
-			return err
-		}
-		victim := pods[0].Name
-		if _, err := r.kubectl(ctx, "", "delete", "pod", "-n", gordonNamespace, victim, "--timeout=1m"); err != nil {
-			return err
-		}
-		return until(ctx, 20*time.Second, func() error { return threePods(ctx, r, victim) })
-	})
-
-	r.check("task 2, delete: the Gordon deleted, its pods go (within 10 seconds, 60 when they name an owner)", true, func() error {
-		pods, err := gordonPods(ctx, r)
-		if err != nil {
-			return err
-		}
-		if len(pods) == 0 {
-			return errors.New("the Gordon has no pod to delete with it")
-		}
-		// The garbage collector may take a while to delete pods that name
-		// the Gordon as their owner (up to half a minute, the first time,
-		// for a new resource); pods that name no owner are deleted by the
-		// operator or never.
-		limit := 10 * time.Second
-		for _, p := range pods {
-			if len(p.OwnerReferences) > 0 {
-				limit = time.Minute
-			}
-		}
-		if _, err := r.kubectl(ctx, "", "delete", "gordon", "-n", gordonNamespace, "gordoncluster", "--timeout=1m"); err != nil {
-			return err
-		}
-		return until(ctx, limit, func() error {
-			pods, err := gordonPods(ctx, r)
-			if err != nil {
-				return err
-			}
-			if len(pods) > 0 {
-				return fmt.Errorf("the Gordon is gone, and these pods are still there: %s", strings.Join(podNames(pods), " "))
-			}
-			return nil
-		})
-	})
+	g.run(ctx, false)
 
 	op.stop() // its log is whole
 	if op.ran {
@@ -106,10 +52,90 @@ spec:
     replicas: 3
 `
 
-// gordonPods returns the pods of the check's namespace that are not being
+// A gordonCheck checks a learner's gordon operator (labs 7 and 10) on the
+// workshop's Gordon, gordoncluster, in namespace ns.
+type gordonCheck struct {
+	r  *taskRun
+	ns string
+}
+
+// idle is runOperator's idle: no pod may appear before the learner's
+// operator runs.
+func (g gordonCheck) idle(ctx context.Context) func() error {
+	return func() error {
+		pods, err := g.pods(ctx)
+		if err == nil && len(pods) > 0 {
+			err = errors.New("pods appeared")
+		}
+		return err
+	}
+}
+
+// run checks that the Gordon gets its 3 pods (a task's check when task,
+// else the starter's work), that a pod deleted is replaced (the workshop's
+// checker) and that the pods go with the Gordon (its delete()).
+func (g gordonCheck) run(ctx context.Context, task bool) {
+	r := g.r
+	name := "your operator gives the Gordon of 3 replicas 3 pods, listed in its status (the starter does)"
+	if task {
+		name = "task: your operator gives the Gordon of 3 replicas 3 pods, listed in its status.pods, within a minute"
+	}
+	if !r.check(name, task, func() error {
+		return until(ctx, time.Minute, func() error { return g.threePods(ctx, "") })
+	}) && r.blocked == "" {
+		r.blocked = "the Gordon never got its 3 pods"
+	}
+
+	r.check("task 3, the checker: a pod deleted is replaced within 20 seconds, and the status lists the new one", true, func() error {
+		pods, err := g.pods(ctx)
+		if err != nil {
+			return err
+		}
+		victim := pods[0].Name
+		if _, err := r.kubectl(ctx, "", "delete", "pod", "-n", g.ns, victim, "--timeout=1m"); err != nil {
+			return err
+		}
+		return until(ctx, 20*time.Second, func() error { return g.threePods(ctx, victim) })
+	})
+
+	r.check("task 2, delete: the Gordon deleted, its pods go (within 10 seconds, 60 when they name an owner)", true, func() error {
+		pods, err := g.pods(ctx)
+		if err != nil {
+			return err
+		}
+		if len(pods) == 0 {
+			return errors.New("the Gordon has no pod to delete with it")
+		}
+		// The garbage collector may take a while to delete pods that name
+		// the Gordon as their owner (up to half a minute, the first time,
+		// for a new resource); pods that name no owner are deleted by the
+		// operator or never.
+		limit := 10 * time.Second
+		for _, p := range pods {
+			if len(p.OwnerReferences) > 0 {
+				limit = time.Minute
+			}
+		}
+		if _, err := r.kubectl(ctx, "", "delete", "gordon", "-n", g.ns, "gordoncluster", "--timeout=1m"); err != nil {
+			return err
+		}
+		return until(ctx, limit, func() error {
+			pods, err := g.pods(ctx)
+			if err != nil {
+				return err
+			}
+			if len(pods) > 0 {
+				return fmt.Errorf("the Gordon is gone, and these pods are still there: %s", strings.Join(podNames(pods), " "))
+			}
+			return nil
+		})
+	})
+}
+
+// pods returns the pods of the check's namespace that are not being
 // deleted.
-func gordonPods(ctx context.Context, r *taskRun) ([]corev1.Pod, error) {
-	out, err := r.kubectl(ctx, "", "get", "pods", "-n", gordonNamespace, "-o", "json")
+func (g gordonCheck) pods(ctx context.Context) ([]corev1.Pod, error) {
+	out, err := g.r.kubectl(ctx, "", "get", "pods", "-n", g.ns, "-o", "json")
 	if err != nil {
 		return nil, err
 	}
@@ -131,8 +157,8 @@ func podNames(pods []corev1.Pod) []string {
 
 // threePods returns nil when the check's namespace has 3 pods, none of them
 // gone (the pod the check deleted), and the Gordon's status lists them.
-func threePods(ctx context.Context, r *taskRun, gone string) error {
-	pods, err := gordonPods(ctx, r)
+func (g gordonCheck) threePods(ctx context.Context, gone string) error {
+	pods, err := g.pods(ctx)
 	if err != nil {
 		return err
 	}
@@ -140,7 +166,7 @@ func threePods(ctx context.Context, r *taskRun, gone string) error {
 	if len(names) != 3 || slices.Contains(names, gone) {
 		return fmt.Errorf("the namespace's pods: %q", names)
 	}
-	out, err := r.kubectl(ctx, "", "get", "gordon", "-n", gordonNamespace, "gordoncluster", "-o", "jsonpath={.status.pods}")
+	out, err := g.r.kubectl(ctx, "", "get", "gordon", "-n", g.ns, "gordoncluster", "-o", "jsonpath={.status.pods}")
 	if err != nil {
 		return err
 	}

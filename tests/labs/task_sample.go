@@ -34,7 +34,7 @@ spec:
 func sampleTasks(ctx context.Context, r *taskRun) {
 	op := r.runOperator(ctx, sampleNamespace, "the training's Sample obj, of count 2", sampleYAML, func() error {
 		return noDeployment(ctx, r, "deployment obj-demo-deploy appeared")
-	})
+	}, operatorBuild{dir: ".", pkg: "./" + r.code, args: []string{"-v=6"}})
 	defer op.close()
 
 	replicas := func(want int32) func() error {

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -28,6 +29,7 @@ var taskSuites = map[string]func(context.Context, *taskRun){
 	"mysql-crd":       mysqlCRDTasks,
 	"sample":          sampleTasks,
 	"kustomize-patch": kustomizePatchTasks,
+	"kubebuilder":     kubebuilderTasks,
 }
 
 // labTasks returns the tasks lab names.
@@ -59,8 +61,11 @@ func workDir() string {
 	if w := os.Getenv("LAB_WORK"); w != "" {
 		return w
 	}
-	return filepath.Join("labs", "tasks", "work")
+	return defaultWork
 }
+
+// defaultWork is the learners' folder, as the labs name it.
+const defaultWork = "labs/tasks/work"
 
 // A taskRun runs the checks of one task on one copy of its code (the
 // learner's, the starter or the solution), against the cluster env points
@@ -209,20 +214,35 @@ type operatorRun struct {
 	ran bool      // it was started
 }
 
-// runOperator builds the learner's operator, makes namespace ns anew with
-// object (what: its name in plain words) in it, checks that nothing acts on
-// it for three seconds (idle returns an error when something did), and
-// starts the operator with -v=6, which logs each request. Each of these is a
-// check; one that fails blocks the checks after it.
-func (r *taskRun) runOperator(ctx context.Context, ns, what, object string, idle func() error) *operatorRun {
+// An operatorBuild says how to build and run the learner's operator.
+type operatorBuild struct {
+	dir  string   // where go build runs, from the repository root
+	pkg  string   // what it builds, from dir
+	env  []string // more environment, for go build and the operator
+	args []string // the operator's, besides --health-probe-bind-address=0
+}
+
+// runOperator builds the learner's operator as b says, makes namespace ns
+// anew with object (what: its name in plain words) in it, checks that
+// nothing acts on it for three seconds (idle returns an error when something
+// did), and starts the operator. Each of these is a check; one that fails
+// blocks the checks after it.
+func (r *taskRun) runOperator(ctx context.Context, ns, what, object string, idle func() error, b operatorBuild) *operatorRun {
 	op := &operatorRun{r: r, ns: ns, log: filepath.Join(os.TempDir(), ns+"-operator.log")}
 	var err error
 	if op.tmp, err = os.MkdirTemp("", ns+"-"); err != nil {
 		r.blocked = err.Error()
 	}
 	bin := filepath.Join(op.tmp, "operator")
-	if !r.check("your operator builds: go build ./"+r.code, false, func() error {
-		out, err := r.command(ctx, "go", "build", "-o", bin, "./"+r.code).CombinedOutput()
+	build := "go build " + b.pkg
+	if b.dir != "." {
+		build = "in " + b.dir + ": " + strings.Join(append(b.env, build), " ")
+	}
+	env := append(slices.Clone(r.env), b.env...)
+	if !r.check("your operator builds: "+build, false, func() error {
+		cmd := r.command(ctx, "go", "build", "-o", bin, b.pkg)
+		cmd.Dir, cmd.Env = filepath.Join(r.root, b.dir), env
+		out, err := cmd.CombinedOutput()
 		if err != nil {
 			return fmt.Errorf("%w\n%s", err, strings.TrimRight(string(out), "\n"))
 		}
@@ -261,8 +281,8 @@ func (r *taskRun) runOperator(ctx context.Context, ns, what, object string, idle
 	defer func() { _ = f.Close() }() // the child has its own descriptor
 	// No health endpoint: its port may be taken by the lab's operator, and
 	// the check does not ask it.
-	cmd := exec.Command(bin, "-v=6", "--health-probe-bind-address=0")
-	cmd.Dir, cmd.Env, cmd.Stdout, cmd.Stderr = r.root, r.env, f, f
+	cmd := exec.Command(bin, append(slices.Clone(b.args), "--health-probe-bind-address=0")...)
+	cmd.Dir, cmd.Env, cmd.Stdout, cmd.Stderr = r.root, env, f, f
 	if err := cluster.StartGroup(cmd); err != nil {
 		r.blocked = fmt.Sprintf("start your operator: %v", err)
 		return op
