@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -92,7 +93,7 @@ func runLab(t *testing.T, root, lab string) {
 	// directory of the test's own, never into a developer's
 	// labs/tasks/work: LAB_WORK (tasks.go).
 	work := filepath.Join(defaultWork, "test-"+name)
-	env := append(cluster.Env(root, filepath.Join(t.TempDir(), "kubeconfig"), filepath.Join(t.TempDir(), "kubectl-cache")),
+	env := append(learnerEnv(cluster.Env(root, filepath.Join(t.TempDir(), "kubeconfig"), filepath.Join(t.TempDir(), "kubectl-cache"))),
 		"CLUSTER_NAME="+name, "LAB_WORK="+work)
 	removeWork := func() {
 		if err := os.RemoveAll(filepath.Join(root, work)); err != nil {
@@ -216,6 +217,16 @@ func runLab(t *testing.T, root, lab string) {
 			}
 		}
 	}
+}
+
+// learnerEnv is env without what make passes to the commands it runs
+// (make test runs the labs): a learner types the labs' commands in a shell,
+// where a make says nothing of the directories it enters.
+func learnerEnv(env []string) []string {
+	return slices.DeleteFunc(env, func(kv string) bool {
+		name, _, _ := strings.Cut(kv, "=")
+		return name == "MAKELEVEL" || name == "MAKEFLAGS" || name == "MFLAGS" || name == "MAKEOVERRIDES"
+	})
 }
 
 // checkBefore runs the checks of steps[i] (the ```sh blocks that follow it
