@@ -146,7 +146,14 @@ func Run[T Object, O any](ctx context.Context, req ctrl.Request, s Steps[T, O]) 
 	if err == nil && s.Settling != nil && s.Settling(observed) {
 		return res, nil
 	}
-	obj.SetObservedGeneration(obj.GetGeneration())
+	// A child the API server refused is a person's to fix (Degraded, with
+	// the server's message), not a failure to retry in silence; and the
+	// spec it came from was not carried out, so observedGeneration stays
+	// at the last one that was.
+	err = conditions.Refused(err)
+	if !conditions.IsRefused(err) {
+		obj.SetObservedGeneration(obj.GetGeneration())
+	}
 	s.Summarize(obj, observed, err)
 	s.tell(before, obj)
 	if recheck := conditions.Recheck(err); recheck > 0 && (res.RequeueAfter == 0 || recheck < res.RequeueAfter) {

@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -180,6 +182,40 @@ func TestBlockedIsReportedOnceAndNotRetried(t *testing.T) {
 	}
 	if n := f.events(); n != 1 {
 		t.Errorf("%d Warning events for one problem over two passes, want 1", n)
+	}
+}
+
+// A child the API server refuses is reported as Degraded with the server's
+// message, told once, looked at again after RefusedRecheck rather than
+// retried at once, and the spec it came from is not marked observed.
+func TestRefusedChildIsDegradedAndNotObserved(t *testing.T) {
+	f := newFixture(t, finalizer)
+	pods := schema.GroupResource{Resource: "pods"}
+	f.err = fmt.Errorf("creating a pod: %w", apierrors.NewForbidden(pods, "p", errors.New(`violates PodSecurity "restricted:latest"`)))
+	for range 2 {
+		res, err := f.run(t, f.steps())
+		if err != nil || res.RequeueAfter != conditions.RefusedRecheck {
+			t.Fatalf("refused pass: %+v, %v; want a recheck after %v and no error", res, err, conditions.RefusedRecheck)
+		}
+	}
+	got := f.stored(t)
+	d := meta.FindStatusCondition(got.Status.Conditions, conditions.Degraded)
+	if d == nil || d.Status != metav1.ConditionTrue || d.Reason != "R"+conditions.ReasonRefused || !strings.Contains(d.Message, "violates PodSecurity") {
+		t.Errorf("Degraded = %+v, want True for R%s with the server's message", d, conditions.ReasonRefused)
+	}
+	if got.Status.ObservedGeneration != 0 {
+		t.Errorf("observedGeneration %d after a refused pass, want 0: generation 3 was not carried out", got.Status.ObservedGeneration)
+	}
+	if n := f.events(); n != 1 {
+		t.Errorf("%d Warning events for one refusal over two passes, want 1", n)
+	}
+	// Once the cause is gone, the pass observes the generation.
+	f.err = nil
+	if _, err := f.run(t, f.steps()); err != nil {
+		t.Fatal(err)
+	}
+	if g := f.stored(t).Status.ObservedGeneration; g != 3 {
+		t.Errorf("observedGeneration %d after a pass that succeeded, want 3", g)
 	}
 }
 

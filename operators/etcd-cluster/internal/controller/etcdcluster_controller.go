@@ -156,15 +156,15 @@ func (r *EtcdClusterReconciler) reconcileCluster(ctx context.Context, c *etcdv1.
 	return struct{}{}, res, err
 }
 
-// summarize reports a paused cluster, and a child's name taken by a
-// stranger's object.
+// summarize reports a paused cluster, a child's name taken by a stranger's
+// object, and a child the API server refuses.
 func (r *EtcdClusterReconciler) summarize(c *etcdv1.EtcdCluster, _ struct{}, err error) {
 	if c.Spec.Paused {
 		paused(c)
 		return
 	}
-	if _, msg, blocked, _ := conditions.Reported(err); blocked {
-		r.conflicted(c, msg)
+	if reason, msg, blocked, _ := conditions.Reported(err); blocked {
+		r.blocked(c, reason, msg)
 	}
 }
 

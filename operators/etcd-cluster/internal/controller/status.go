@@ -49,16 +49,17 @@ func invalid(c *etcdv1.EtcdCluster, err error) {
 	set(c, conditions.Degraded, metav1.ConditionTrue, ReasonInvalid, "%v", err)
 }
 
-// conflicted reports an object in the way of a child (mustOwn), with one
-// Warning event when the conflict first shows.
-func (r *EtcdClusterReconciler) conflicted(c *etcdv1.EtcdCluster, msg string) {
-	if d := meta.FindStatusCondition(c.Status.Conditions, conditions.Degraded); d == nil || d.Reason != ReasonNameConflict || d.Message != msg {
-		r.Recorder.Eventf(c, nil, corev1.EventTypeWarning, ReasonNameConflict, "Create", "%s", msg)
+// blocked reports what only a person can fix (conditions.Blocked): an
+// object in the way of a child (mustOwn, NameConflict), a child the API
+// server refuses (Refused); with one Warning event when it first shows.
+func (r *EtcdClusterReconciler) blocked(c *etcdv1.EtcdCluster, reason, msg string) {
+	if d := meta.FindStatusCondition(c.Status.Conditions, conditions.Degraded); d == nil || d.Reason != reason || d.Message != msg {
+		r.Recorder.Eventf(c, nil, corev1.EventTypeWarning, reason, "Create", "%s", msg)
 	}
 	c.Status.Reason = msg
-	set(c, conditions.Ready, metav1.ConditionFalse, ReasonNameConflict, "%s", msg)
-	set(c, conditions.Progressing, metav1.ConditionFalse, ReasonNameConflict, "waiting for a person to act: see Degraded")
-	set(c, conditions.Degraded, metav1.ConditionTrue, ReasonNameConflict, "%s", msg)
+	set(c, conditions.Ready, metav1.ConditionFalse, reason, "%s", msg)
+	set(c, conditions.Progressing, metav1.ConditionFalse, reason, "waiting for a person to act: see Degraded")
+	set(c, conditions.Degraded, metav1.ConditionTrue, reason, "%s", msg)
 }
 
 // lost reports a cluster that served once and has neither pods nor volumes

@@ -30,6 +30,16 @@ type GordonSettings struct {
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=512
 	Image string `json:"image,omitempty"`
+
+	// runAsUser runs the gordon container as this user, not as root, so
+	// that its pods meet the "restricted" Pod Security level (a namespace
+	// that enforces it refuses pods that may run as root, and the
+	// workshop's image does not say which user it runs as). Any user will
+	// do for the workshop's image. A change applies to pods created
+	// afterwards.
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	RunAsUser *int64 `json:"runAsUser,omitempty"`
 }
 
 // GordonStatus is what the operator observed. It replaces the workshop's

@@ -164,8 +164,9 @@ func (r *GordonReconciler) createPod(ctx context.Context, g *gordonv1.Gordon) (s
 		return "", err
 	}
 	if err := r.Create(ctx, pod, client.FieldOwner(FieldOwner)); err != nil {
-		// In a namespace being deleted the event would be refused too.
-		if apply.IgnoreNamespaceTerminating(err) != nil {
+		// In a namespace being deleted the event would be refused too; a
+		// refusal is told once, by the Degraded condition's event.
+		if apply.IgnoreNamespaceTerminating(err) != nil && !conditions.IsRefused(conditions.Refused(err)) {
 			r.Recorder.Eventf(g, nil, corev1.EventTypeWarning, ReasonCreateFail, "CreatePod", "Creating a pod failed: %v", err)
 		}
 		return "", fmt.Errorf("creating a pod for Gordon %s: %w", g.Name, err)
@@ -244,15 +245,24 @@ func summarize(g *gordonv1.Gordon, plan *replicas.Plan, err error) {
 	sort.Strings(s.Pods)
 
 	desired, gen := g.Spec.Gordon.Replicas, g.Generation
-	if stuck > 0 {
+	blockedReason, blockedMessage, blocked, _ := conditions.Reported(err)
+	switch {
+	case blocked:
+		// The API server refuses the pods (reconciler.Run made the
+		// refusal Blocked): its message says why.
+		conditions.Set(&s.Conditions, gen, conditions.Degraded, metav1.ConditionTrue, blockedReason, "%s", blockedMessage)
+	case stuck > 0:
 		// The kubelet retries forever: a person must fix the image or the
 		// crash. The reason is the kubelet's, the first stuck pod the example.
 		conditions.Set(&s.Conditions, gen, conditions.Degraded, metav1.ConditionTrue, stuckReason,
 			"%d of %d pods cannot run; %s", stuck, len(plan.Keep), stuckMessage)
-	} else {
+	default:
 		conditions.Set(&s.Conditions, gen, conditions.Degraded, metav1.ConditionFalse, ReasonNoProblem, "no problem found")
 	}
 	switch {
+	case blocked:
+		conditions.Set(&s.Conditions, gen, conditions.Ready, metav1.ConditionFalse, blockedReason, "%d of %d pods ready; %s", s.ReadyReplicas, desired, blockedMessage)
+		conditions.Set(&s.Conditions, gen, conditions.Progressing, metav1.ConditionFalse, blockedReason, "waiting for a person to act: see Degraded")
 	case err != nil:
 		conditions.Set(&s.Conditions, gen, conditions.Ready, metav1.ConditionFalse, ReasonCreateFail, "%v", err)
 		conditions.Set(&s.Conditions, gen, conditions.Progressing, metav1.ConditionTrue, ReasonCreateFail, "retrying")

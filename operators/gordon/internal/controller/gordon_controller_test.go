@@ -10,9 +10,11 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/operator-workshops/workshop/operators/common/conditions"
@@ -355,6 +357,66 @@ func TestStuckPodsMakeTheGordonDegraded(t *testing.T) {
 		}
 		if r, d := status(conditions.Ready), status(conditions.Degraded); r.Status != metav1.ConditionTrue || d.Status != metav1.ConditionFalse {
 			return fmt.Errorf("Ready %+v, Degraded %+v", r, d)
+		}
+		return nil
+	})
+}
+
+// In a namespace that enforces the restricted Pod Security level, the API
+// server refuses gordon pods that may run as root: the Gordon says so
+// (Degraded Refused, with the server's message, one Warning event) and does
+// not mark its generation observed; spec.gordon.runAsUser makes its pods
+// meet the level, and they are created.
+func TestRestrictedNamespaceRefusesRootPodsUntilRunAsUser(t *testing.T) {
+	ns := suite.Namespace(t, map[string]string{"pod-security.kubernetes.io/enforce": "restricted"})
+	ctx := context.Background()
+	g := createGordon(t, ns, "restricted", 2)
+	got := &gordonv1.Gordon{}
+	testenv.Eventually(t, "Degraded Refused", func(ctx context.Context) error {
+		if err := suite.Client.Get(ctx, client.ObjectKeyFromObject(g), got); err != nil {
+			return err
+		}
+		if d := meta.FindStatusCondition(got.Status.Conditions, conditions.Degraded); d == nil || d.Status != metav1.ConditionTrue || d.Reason != conditions.ReasonRefused {
+			return fmt.Errorf("Degraded %+v", d)
+		}
+		return nil
+	})
+	if d := meta.FindStatusCondition(got.Status.Conditions, conditions.Degraded); !strings.Contains(d.Message, "violates PodSecurity") || !strings.Contains(d.Message, "runAsNonRoot") {
+		t.Errorf("Degraded says %q, want the API server's message", d.Message)
+	}
+	if got.Status.ObservedGeneration == got.Generation {
+		t.Errorf("observedGeneration %d: the generation whose pods were refused is marked observed", got.Status.ObservedGeneration)
+	}
+	testenv.Eventually(t, "one Refused warning", func(ctx context.Context) error {
+		if n, err := testenv.CountEvents(ctx, suite.Client, g, conditions.ReasonRefused); err != nil || n != 1 {
+			return fmt.Errorf("%d Refused events (%w)", n, err)
+		}
+		if n, err := testenv.CountEvents(ctx, suite.Client, g, ReasonCreateFail); err != nil || n != 0 {
+			return fmt.Errorf("%d %s events besides (%w)", n, ReasonCreateFail, err)
+		}
+		return nil
+	})
+
+	if err := suite.Client.Get(ctx, client.ObjectKeyFromObject(g), got); err != nil {
+		t.Fatal(err)
+	}
+	patch := client.MergeFrom(got.DeepCopy()) // the operator writes the status meanwhile
+	got.Spec.Gordon.RunAsUser = ptr.To[int64](65532)
+	if err := suite.Client.Patch(ctx, got, patch); err != nil {
+		t.Fatal(err)
+	}
+	pods := waitPods(t, g, 2)
+	for _, p := range pods {
+		if sc := p.Spec.SecurityContext; sc == nil || sc.RunAsUser == nil || *sc.RunAsUser != 65532 || sc.RunAsNonRoot == nil || !*sc.RunAsNonRoot {
+			t.Errorf("pod %s runs with %+v, want runAsNonRoot as user 65532", p.Name, sc)
+		}
+	}
+	testenv.Eventually(t, "no longer Degraded, generation observed", func(ctx context.Context) error {
+		if err := suite.Client.Get(ctx, client.ObjectKeyFromObject(g), got); err != nil {
+			return err
+		}
+		if d := meta.FindStatusCondition(got.Status.Conditions, conditions.Degraded); d == nil || d.Status != metav1.ConditionFalse || got.Status.ObservedGeneration != got.Generation {
+			return fmt.Errorf("Degraded %+v, observedGeneration %d of %d", d, got.Status.ObservedGeneration, got.Generation)
 		}
 		return nil
 	})

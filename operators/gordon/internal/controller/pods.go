@@ -38,9 +38,9 @@ func podFor(g *gordonv1.Gordon, requests pods.Requests) *corev1.Pod {
 				Resources:       corev1.ResourceRequirements{Requests: requests.List()},
 			}},
 			// The workshop's image does not say which user it runs as, so
-			// the pod cannot promise runAsNonRoot; the rest of the
-			// restricted profile applies.
-			SecurityContext: podsecurity.Pod(nil),
+			// the pod cannot promise runAsNonRoot unless spec.gordon.runAsUser
+			// names one; the rest of the restricted profile always applies.
+			SecurityContext: podsecurity.Pod(g.Spec.Gordon.RunAsUser),
 			// A gordon pod never talks to the API server: no token to steal.
 			AutomountServiceAccountToken: ptr.To(false),
 		},
