@@ -45,9 +45,11 @@ func readLab(t *testing.T, root, path string) []step {
 // that follows, and is stopped with Ctrl-C (SIGINT) when the lab ends. A
 // ```text block under a ```sh block is the output that block must print
 // (markdown.go). A step's check, a ```sh block starting with "# check: ",
-// runs before its step too, where it must fail (checkBefore). After the last block of the "## Check" section, the
-// checker of make lab-check (check.go) runs the lab's checks on the same
-// cluster and must say every one is done. A lab that holds the line
+// runs before its step too, where it must fail (checkBefore). After the
+// last block of the "## Check" section, the checker of make lab-check
+// (check.go) runs the lab's checks on the same cluster and must say every
+// one is done, and the checks of the lab's tasks run on their reference
+// solutions and must all be done (runSolutions). A lab that holds the line
 // "<!-- needs: real node -->" gets the local cluster's real node, as
 // $E2E_REAL_NODE says (auto by default: the lab is skipped, saying why, on a
 // machine that cannot run containers; required: it fails there). With
@@ -283,7 +285,7 @@ func runSolutions(t *testing.T, root string, env []string, tasks []string) {
 	})
 	for i, r := range runs {
 		out.WriteString(r.summary(tasks[i]) + "\n")
-		if r.done() != len(r.results) {
+		if !r.allDone() {
 			t.Errorf("task %s: the reference solution fails checks of make lab-check (see below)", tasks[i])
 		}
 	}

@@ -22,17 +22,15 @@ const kubebuilderNamespace = "lab-10-tasks"
 // replaced, the pods gone with the Gordon.
 func kubebuilderTasks(ctx context.Context, r *taskRun) {
 	crd := filepath.Join(r.code, "config", "crd", "bases", "operator.prgcont.cz_gordons.yaml")
-	if !r.check("your project has the CRD kubebuilder makes for the Gordon, "+crd+" (make manifests), and the API server takes it", false, func() error {
+	r.gate("your project has the CRD kubebuilder makes for the Gordon, "+crd+" (make manifests), and the API server takes it", "the CRD is not installed", func() error {
 		_, err := r.kubectl(ctx, "", "apply", "--server-side", "--force-conflicts", "-f", crd)
 		if err != nil {
 			return err
 		}
 		_, err = r.kubectl(ctx, "", "wait", "--for=condition=Established", "crd/gordons.operator.prgcont.cz", "--timeout=1m")
 		return err
-	}) {
-		r.blocked = "the CRD is not installed"
-	}
-	r.check("task: the CRD takes the workshop's Gordon, spec.gordon.replicas, and refuses a negative count", true, func() error {
+	})
+	r.check("task: the CRD takes the workshop's Gordon, spec.gordon.replicas, and refuses a negative count", func() error {
 		strict := []string{"create", "--dry-run=server", "--validate=strict", "-n", "default", "-f", "-"}
 		if _, err := r.kubectl(ctx, gordonYAML, strict...); err != nil {
 			return err
@@ -41,7 +39,7 @@ func kubebuilderTasks(ctx context.Context, r *taskRun) {
 		return r.refused(ctx, negative, "spec.gordon.replicas", strict...)
 	})
 	roles := filepath.Join(r.code, "config", "rbac", "role.yaml")
-	r.check("task: its RBAC, "+roles+" (make manifests, from the +kubebuilder:rbac markers), lets it list, watch, create and delete pods", true, func() error {
+	r.check("task: its RBAC, "+roles+" (make manifests, from the +kubebuilder:rbac markers), lets it list, watch, create and delete pods", func() error {
 		return grantsPods(filepath.Join(r.root, roles))
 	})
 

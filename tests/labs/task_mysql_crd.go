@@ -46,7 +46,7 @@ func mysqlYAML(fields ...string) string {
 func mysqlCRDTasks(ctx context.Context, r *taskRun) {
 	file := filepath.Join(r.code, "crd.yaml")
 	var copyYAML []byte
-	r.check(file+" is the homework's CustomResourceDefinition: apiextensions.k8s.io/v1, mysqls.otus.homework, kind MySQL, namespaced, version v1 served and stored", false, func() error {
+	r.gate(file+" is the homework's CustomResourceDefinition: apiextensions.k8s.io/v1, mysqls.otus.homework, kind MySQL, namespaced, version v1 served and stored", "the file is not the homework's CRD", func() error {
 		text, err := os.ReadFile(filepath.Join(r.root, file))
 		if err != nil {
 			return err
@@ -54,12 +54,9 @@ func mysqlCRDTasks(ctx context.Context, r *taskRun) {
 		copyYAML, err = checkCopy(text)
 		return err
 	})
-	if !r.ok() {
-		r.blocked = "the file is not the homework's CRD"
-	}
 
 	crd := checkPlural + "." + checkGroup
-	r.check("the API server takes it (as "+crd+", a copy the check makes and deletes)", false, func() error {
+	r.gate("the API server takes it (as "+crd+", a copy the check makes and deletes)", "the API server refuses the CRD", func() error {
 		if _, err := r.kubectl(ctx, string(copyYAML), "apply", "-f", "-"); err != nil {
 			return err
 		}
@@ -69,24 +66,21 @@ func mysqlCRDTasks(ctx context.Context, r *taskRun) {
 	defer func() {
 		_, _ = r.kubectl(context.WithoutCancel(ctx), "", "delete", "crd", crd, "--ignore-not-found", "--wait=false")
 	}()
-	if !r.ok() && r.blocked == "" {
-		r.blocked = "the API server refuses the CRD"
-	}
 
 	create := []string{"create", "--dry-run=server", "-n", "default", "-f", "-"}
-	r.check("the homework's MySQL (deploy/cr.yml without useless_data) is accepted", false, func() error {
+	r.check("the homework's MySQL (deploy/cr.yml without useless_data) is accepted", func() error {
 		_, err := r.kubectl(ctx, mysqlYAML(homeworkMySQL...), create...)
 		return err
 	})
-	r.check("the homework's MySQL with its useless_data line is refused: the schema names the spec's fields", false, func() error {
+	r.check("the homework's MySQL with its useless_data line is refused: the schema names the spec's fields", func() error {
 		return r.refused(ctx, mysqlYAML(append(homeworkMySQL, `useless_data: "useless info"`)...), `unknown field "spec.useless_data"`, create...)
 	})
-	r.check("task: a MySQL without a spec is refused", true, func() error {
+	r.check("task: a MySQL without a spec is refused", func() error {
 		return r.refused(ctx, mysqlYAML(), "spec: Required value", create...)
 	})
 	for i, line := range homeworkMySQL {
 		field, _, _ := strings.Cut(line, ":")
-		r.check("task: a MySQL whose spec lacks "+field+" is refused", true, func() error {
+		r.check("task: a MySQL whose spec lacks "+field+" is refused", func() error {
 			rest := append(append([]string{}, homeworkMySQL[:i]...), homeworkMySQL[i+1:]...)
 			return r.refused(ctx, mysqlYAML(rest...), "spec."+field+": Required value", create...)
 		})

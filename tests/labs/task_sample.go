@@ -11,6 +11,7 @@ import (
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
 )
 
@@ -64,15 +65,13 @@ func sampleTasks(ctx context.Context, r *taskRun) {
 			return nil
 		}
 	}
-	if !r.check("task: the Sample obj of count 2 gets its own Deployment, obj-demo-deploy, with 2 replicas, owned by the Sample, within 30 seconds", true, func() error {
+	r.gate("task: the Sample obj of count 2 gets its own Deployment, obj-demo-deploy, with 2 replicas, owned by the Sample, within 30 seconds", "the Sample obj never got its Deployment", func() error {
 		return until(ctx, 30*time.Second, replicas(2))
-	}) && r.blocked == "" {
-		r.blocked = "the Sample obj never got its Deployment"
-	}
-	r.check("task: its status.readyReplicas says 2 once the pods are ready, within 60 seconds", true, func() error {
+	})
+	r.check("task: its status.readyReplicas says 2 once the pods are ready, within 60 seconds", func() error {
 		return until(ctx, time.Minute, ready(2))
 	})
-	r.check("task: a new count, 3, is followed: 3 replicas, and the status says 3 ready, within 60 seconds", true, func() error {
+	r.check("task: a new count, 3, is followed: 3 replicas, and the status says 3 ready, within 60 seconds", func() error {
 		if _, err := r.kubectl(ctx, "", "patch", "sample", "-n", sampleNamespace, "obj", "--type=merge", "-p", `{"spec": {"count": 3}}`); err != nil {
 			return err
 		}
@@ -81,7 +80,7 @@ func sampleTasks(ctx context.Context, r *taskRun) {
 		}
 		return until(ctx, 30*time.Second, ready(3))
 	})
-	r.check("task: the Sample deleted, its Deployment goes within 60 seconds", true, func() error {
+	r.check("task: the Sample deleted, its Deployment goes within 60 seconds", func() error {
 		// A Deployment that was never there does not go.
 		if _, err := deploymentIn(ctx, r, sampleNamespace, "obj-demo-deploy"); err != nil {
 			return err
@@ -99,7 +98,7 @@ func sampleTasks(ctx context.Context, r *taskRun) {
 // (labs/tasks/kustomize-patch): the learner's kustomization patches the
 // training's demo-deploy to 2 replicas, and applies.
 func kustomizePatchTasks(ctx context.Context, r *taskRun) {
-	r.check("demo-deployment.yaml is the training's, with 1 replica: a patch changes it, not an edit", false, func() error {
+	r.check("demo-deployment.yaml is the training's, with 1 replica: a patch changes it, not an edit", func() error {
 		text, err := os.ReadFile(filepath.Join(r.root, r.code, "demo-deployment.yaml"))
 		if err != nil {
 			return err
@@ -114,14 +113,12 @@ func kustomizePatchTasks(ctx context.Context, r *taskRun) {
 		return nil
 	})
 	var rendered string
-	if !r.check("kubectl kustomize "+r.code+" renders it", false, func() error {
+	r.gate("kubectl kustomize "+r.code+" renders it", "kubectl kustomize fails", func() error {
 		var err error
 		rendered, err = r.kubectl(ctx, "", "kustomize", r.code)
 		return err
-	}) {
-		r.blocked = "kubectl kustomize fails"
-	}
-	r.check("task: the kustomization lists a patch of its own", true, func() error {
+	})
+	r.check("task: the kustomization lists a patch of its own", func() error {
 		text, err := os.ReadFile(filepath.Join(r.root, r.code, "kustomization.yaml"))
 		if err != nil {
 			return err
@@ -139,7 +136,7 @@ func kustomizePatchTasks(ctx context.Context, r *taskRun) {
 		}
 		return nil
 	})
-	if !r.check("task: what it renders is demo-deploy with 2 replicas", true, func() error {
+	r.gate("task: what it renders is demo-deploy with 2 replicas", "it does not render demo-deploy with 2 replicas", func() error {
 		var d appsv1.Deployment
 		if err := yaml.Unmarshal([]byte(rendered), &d); err != nil {
 			return fmt.Errorf("what kubectl kustomize printed is not one Deployment: %w", err)
@@ -148,19 +145,12 @@ func kustomizePatchTasks(ctx context.Context, r *taskRun) {
 			return fmt.Errorf("it renders %s %q with %s replicas", d.Kind, d.Name, ptrString(d.Spec.Replicas))
 		}
 		return nil
-	}) && r.blocked == "" {
-		r.blocked = "it does not render demo-deploy with 2 replicas"
-	}
-	r.check("task: kubectl apply -k "+r.code+" makes demo-deploy run 2 pods (in namespace "+sampleNamespace+", within 60 seconds)", true, func() error {
-		if _, err := r.kubectl(ctx, "", "delete", "namespace", sampleNamespace, "--ignore-not-found", "--timeout=2m"); err != nil {
+	})
+	r.check("task: kubectl apply -k "+r.code+" makes demo-deploy run 2 pods (in namespace "+sampleNamespace+", within 60 seconds)", func() error {
+		if err := r.freshNamespace(ctx, sampleNamespace); err != nil {
 			return err
 		}
-		if _, err := r.kubectl(ctx, "", "create", "namespace", sampleNamespace); err != nil {
-			return err
-		}
-		defer func() {
-			_, _ = r.kubectl(context.WithoutCancel(ctx), "", "delete", "namespace", sampleNamespace, "--wait=false")
-		}()
+		defer r.dropNamespace(sampleNamespace)
 		if _, err := r.kubectl(ctx, "", "apply", "-n", sampleNamespace, "-k", r.code); err != nil {
 			return err
 		}
@@ -210,12 +200,10 @@ func noDeployment(ctx context.Context, r *taskRun, there string) error {
 	return err
 }
 
-// controllerOf says which object controls o: Kind/name, or "" for none.
+// controllerOf says which object controls d: Kind/name, or "" for none.
 func controllerOf(d *appsv1.Deployment) string {
-	for _, o := range d.OwnerReferences {
-		if o.Controller != nil && *o.Controller {
-			return o.Kind + "/" + o.Name
-		}
+	if ref := metav1.GetControllerOf(d); ref != nil {
+		return ref.Kind + "/" + ref.Name
 	}
 	return ""
 }

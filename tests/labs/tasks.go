@@ -82,28 +82,41 @@ type taskRun struct {
 	blocked string
 }
 
-// A taskResult is one check's outcome. A task's check fails on the
-// starter (the task is to make it pass); the others hold on the starter
-// already (they check that the task's work kept what worked).
+// A taskResult is one check's outcome. A check whose name starts with
+// "task" fails on the starter (the task is to make it pass; each lab shows
+// make lab-check saying so); the others hold on the starter already (they
+// check that the task's work kept what worked).
 type taskResult struct {
-	name       string
-	task, done bool
+	name string
+	done bool
 }
 
 // check runs f, unless an earlier check blocks it, and writes its line.
-func (r *taskRun) check(name string, task bool, f func() error) bool {
+func (r *taskRun) check(name string, f func() error) bool {
 	var err error
 	if r.blocked != "" {
 		err = fmt.Errorf("not checked: %s", r.blocked)
 	} else {
 		err = f()
 	}
-	r.results = append(r.results, taskResult{name: name, task: task, done: err == nil})
+	r.results = append(r.results, taskResult{name: name, done: err == nil})
 	if err == nil {
 		_, _ = fmt.Fprintf(r.out, "done: %s\n", name)
 		return true
 	}
 	_, _ = fmt.Fprintf(r.out, "missing: %s\n    %s\n", name, strings.ReplaceAll(strings.TrimRight(err.Error(), "\n"), "\n", "\n    "))
+	return false
+}
+
+// gate is check for a check the later ones build on: when it is missing,
+// they are not run, and say why (the first reason given stands).
+func (r *taskRun) gate(name, why string, f func() error) bool {
+	if r.check(name, f) {
+		return true
+	}
+	if r.blocked == "" {
+		r.blocked = why
+	}
 	return false
 }
 
@@ -117,6 +130,9 @@ func (r *taskRun) done() int {
 	}
 	return n
 }
+
+// allDone reports whether every check was done.
+func (r *taskRun) allDone() bool { return r.done() == len(r.results) }
 
 // summary is the line make lab-check prints after the task's checks.
 func (r *taskRun) summary(task string) string {
@@ -186,7 +202,7 @@ func runTasks(ctx context.Context, root string, env []string, out io.Writer, tas
 		r := &taskRun{root: root, code: code(t), env: env, out: out}
 		_, _ = fmt.Fprintf(out, "task %s, your code in %s:\n", t, r.code)
 		if _, err := os.Stat(filepath.Join(root, r.code)); errors.Is(err, os.ErrNotExist) {
-			r.check("your copy of the task's code", false, func() error {
+			r.check("your copy of the task's code", func() error {
 				return fmt.Errorf("%s does not exist: make lab-start LAB=N copies the task's starter there, for you to write the task in", r.code)
 			})
 		} else {
@@ -195,11 +211,6 @@ func runTasks(ctx context.Context, root string, env []string, out io.Writer, tas
 		runs = append(runs, r)
 	}
 	return runs
-}
-
-// ok reports whether the last check was done.
-func (r *taskRun) ok() bool {
-	return len(r.results) > 0 && r.results[len(r.results)-1].done
 }
 
 // An operatorRun is the learner's operator, built from r.code and run by
@@ -239,7 +250,7 @@ func (r *taskRun) runOperator(ctx context.Context, ns, what, object string, idle
 		build = "in " + b.dir + ": " + strings.Join(append(b.env, build), " ")
 	}
 	env := append(slices.Clone(r.env), b.env...)
-	if !r.check("your operator builds: "+build, false, func() error {
+	r.gate("your operator builds: "+build, "your operator does not build", func() error {
 		cmd := r.command(ctx, "go", "build", "-o", bin, b.pkg)
 		cmd.Dir, cmd.Env = filepath.Join(r.root, b.dir), env
 		out, err := cmd.CombinedOutput()
@@ -247,14 +258,9 @@ func (r *taskRun) runOperator(ctx context.Context, ns, what, object string, idle
 			return fmt.Errorf("%w\n%s", err, strings.TrimRight(string(out), "\n"))
 		}
 		return nil
-	}) && r.blocked == "" {
-		r.blocked = "your operator does not build"
-	}
-	if !r.check("namespace "+ns+" is new, and holds "+what+" no one else handles (stop the lab's operator, and yours: the check runs your code itself)", false, func() error {
-		if _, err := r.kubectl(ctx, "", "delete", "namespace", ns, "--ignore-not-found", "--timeout=2m"); err != nil {
-			return err
-		}
-		if _, err := r.kubectl(ctx, "", "create", "namespace", ns); err != nil {
+	})
+	r.gate("namespace "+ns+" is new, and holds "+what+" no one else handles (stop the lab's operator, and yours: the check runs your code itself)", "the check's namespace is not ready", func() error {
+		if err := r.freshNamespace(ctx, ns); err != nil {
 			return err
 		}
 		if _, err := r.kubectl(ctx, object, "apply", "-n", ns, "-f", "-"); err != nil {
@@ -267,9 +273,7 @@ func (r *taskRun) runOperator(ctx context.Context, ns, what, object string, idle
 			return fmt.Errorf("%w in %s before the check started your operator: another operator handles it (the lab's, or yours in another terminal); stop it (Ctrl-C) and check again", err, ns)
 		}
 		return nil
-	}) && r.blocked == "" {
-		r.blocked = "the check's namespace is not ready"
-	}
+	})
 	if r.blocked != "" {
 		return op
 	}
@@ -304,5 +308,21 @@ func (op *operatorRun) stop() {
 func (op *operatorRun) close() {
 	op.stop()
 	_ = os.RemoveAll(op.tmp)
-	_, _ = op.r.kubectl(context.Background(), "", "delete", "namespace", op.ns, "--ignore-not-found", "--wait=false")
+	op.r.dropNamespace(op.ns)
+}
+
+// freshNamespace makes namespace ns anew: it deletes the one a previous
+// check left, waiting for it to go, and creates it.
+func (r *taskRun) freshNamespace(ctx context.Context, ns string) error {
+	if _, err := r.kubectl(ctx, "", "delete", "namespace", ns, "--ignore-not-found", "--timeout=2m"); err != nil {
+		return err
+	}
+	_, err := r.kubectl(ctx, "", "create", "namespace", ns)
+	return err
+}
+
+// dropNamespace deletes namespace ns when a check is done with it, without
+// waiting: the next freshNamespace waits.
+func (r *taskRun) dropNamespace(ns string) {
+	_, _ = r.kubectl(context.Background(), "", "delete", "namespace", ns, "--ignore-not-found", "--wait=false")
 }

@@ -28,7 +28,7 @@ const RefusedRecheck = time.Minute
 // returned as it is. A refusal because the namespace is being deleted is
 // not one: the object goes with it.
 func Refused(err error) error {
-	msg, ok := refusal(err)
+	msg, ok := Refusal(err)
 	if !ok {
 		return err
 	}
@@ -42,15 +42,16 @@ func IsRefused(err error) bool {
 	return errors.As(err, &b) && b.Reason == ReasonRefused
 }
 
-// refusal returns the message of the first refusal in err's tree, joined
-// errors included.
-func refusal(err error) (string, bool) {
+// Refusal returns the API server's message of the first refusal in err's
+// tree, joined errors included, and whether there is one (Refused says
+// which errors are).
+func Refusal(err error) (string, bool) {
 	if err == nil {
 		return "", false
 	}
 	if joined, ok := err.(interface{ Unwrap() []error }); ok {
 		for _, e := range joined.Unwrap() {
-			if msg, ok := refusal(e); ok {
+			if msg, ok := Refusal(e); ok {
 				return msg, true
 			}
 		}

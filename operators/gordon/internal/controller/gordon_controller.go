@@ -166,7 +166,7 @@ func (r *GordonReconciler) createPod(ctx context.Context, g *gordonv1.Gordon) (s
 	if err := r.Create(ctx, pod, client.FieldOwner(FieldOwner)); err != nil {
 		// In a namespace being deleted the event would be refused too; a
 		// refusal is told once, by the Degraded condition's event.
-		if apply.IgnoreNamespaceTerminating(err) != nil && !conditions.IsRefused(conditions.Refused(err)) {
+		if _, refused := conditions.Refusal(err); !refused && apply.IgnoreNamespaceTerminating(err) != nil {
 			r.Recorder.Eventf(g, nil, corev1.EventTypeWarning, ReasonCreateFail, "CreatePod", "Creating a pod failed: %v", err)
 		}
 		return "", fmt.Errorf("creating a pod for Gordon %s: %w", g.Name, err)
