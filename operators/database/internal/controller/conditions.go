@@ -15,5 +15,8 @@ const (
 	ReasonNameConflict    = conditions.ReasonNameConflict
 	ReasonSecretNotFound  = secrets.ReasonSecretNotFound
 	ReasonSecretKeyAbsent = secrets.ReasonSecretKeyMissing
-	ReasonReconciled      = "Reconciled"
+	// ReasonPasswordLost: the generated Secret of a running server was
+	// deleted.
+	ReasonPasswordLost = "PasswordLost"
+	ReasonReconciled   = "Reconciled"
 )

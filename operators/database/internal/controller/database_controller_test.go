@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -440,4 +441,118 @@ func TestStuckPodIsDegradedUntilFixed(t *testing.T) {
 	if d := condition(got, conditions.Degraded); d.Status != metav1.ConditionFalse {
 		t.Errorf("fixed, and still Degraded: %+v", d)
 	}
+}
+
+func TestRefusedReplacementKeepsRunningPod(t *testing.T) {
+	ctx := context.Background()
+	ns := suite.Namespace(t, map[string]string{"workshop.test/refuse": "mongo-refused"})
+	// A policy, as an admin's would, refuses pods of the image
+	// mongo:refused in that namespace.
+	policy := &admissionregistrationv1.ValidatingAdmissionPolicy{
+		ObjectMeta: metav1.ObjectMeta{Name: ns},
+		Spec: admissionregistrationv1.ValidatingAdmissionPolicySpec{
+			MatchConstraints: &admissionregistrationv1.MatchResources{ResourceRules: []admissionregistrationv1.NamedRuleWithOperations{{
+				RuleWithOperations: admissionregistrationv1.RuleWithOperations{
+					Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create},
+					Rule:       admissionregistrationv1.Rule{APIGroups: []string{""}, APIVersions: []string{"v1"}, Resources: []string{"pods"}},
+				},
+			}}},
+			Validations: []admissionregistrationv1.Validation{{
+				Expression: "object.spec.containers.all(c, c.image != 'mongo:refused')",
+				Message:    "the image mongo:refused is not allowed here",
+			}},
+		},
+	}
+	binding := &admissionregistrationv1.ValidatingAdmissionPolicyBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: ns},
+		Spec: admissionregistrationv1.ValidatingAdmissionPolicyBindingSpec{
+			PolicyName:        ns,
+			ValidationActions: []admissionregistrationv1.ValidationAction{admissionregistrationv1.Deny},
+			MatchResources: &admissionregistrationv1.MatchResources{NamespaceSelector: &metav1.LabelSelector{
+				MatchLabels: map[string]string{"workshop.test/refuse": "mongo-refused"},
+			}},
+		},
+	}
+	for _, o := range []client.Object{policy, binding} {
+		if err := suite.Client.Create(ctx, o); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = suite.Client.Delete(context.Background(), o) })
+	}
+	testenv.Eventually(t, "the policy in force", func(ctx context.Context) error {
+		probe := &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{GenerateName: "probe-", Namespace: ns},
+			Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "mongo:refused"}}},
+		}
+		if err := suite.Client.Create(ctx, probe, client.DryRunAll); !apierrors.IsInvalid(err) && !apierrors.IsForbidden(err) {
+			return fmt.Errorf("a dry-run pod of mongo:refused: %w, want refused", err)
+		}
+		return nil
+	})
+
+	db := createDatabase(t, ns, "kept", dbv1.DatabaseSpec{Type: dbv1.Mongo})
+	first := getPod(t, db)
+	markRunning(t, first)
+	waitCondition(t, db, conditions.Ready, metav1.ConditionTrue, ReasonRunning)
+	patch := client.MergeFrom(db.DeepCopy())
+	db.Spec.Image = "mongo:refused"
+	if err := suite.Client.Patch(ctx, db, patch); err != nil {
+		t.Fatal(err)
+	}
+	got := waitCondition(t, db, conditions.Degraded, metav1.ConditionTrue, conditions.ReasonRefused)
+	if d := condition(got, conditions.Degraded); !strings.Contains(d.Message, "the running one stays") || !strings.Contains(d.Message, "mongo:refused is not allowed here") {
+		t.Errorf("Degraded says %q: not that the running Pod stays, nor the policy's message", d.Message)
+	}
+	if got.Status.ObservedGeneration >= got.Generation {
+		t.Errorf("observedGeneration %d for generation %d, whose Pod was refused", got.Status.ObservedGeneration, got.Generation)
+	}
+	pod := &corev1.Pod{}
+	if err := suite.Client.Get(ctx, client.ObjectKeyFromObject(db), pod); err != nil {
+		t.Fatal(err)
+	}
+	if pod.UID != first.UID || !pod.DeletionTimestamp.IsZero() {
+		t.Fatalf("the running Pod was deleted for a replacement the API server refuses")
+	}
+
+	// A spec the API server takes replaces it.
+	patch = client.MergeFrom(db.DeepCopy())
+	db.Spec.Image = "mongo:4.4"
+	if err := suite.Client.Patch(ctx, db, patch); err != nil {
+		t.Fatal(err)
+	}
+	waitNewPod(t, db, first.UID)
+}
+
+func TestDeletedGeneratedSecretOfRunningServerIsReported(t *testing.T) {
+	ctx := context.Background()
+	ns := suite.Namespace(t, nil)
+	db := createDatabase(t, ns, "lost", dbv1.DatabaseSpec{Type: dbv1.MySQL})
+	first := getPod(t, db)
+	markRunning(t, first)
+	waitCondition(t, db, conditions.Ready, metav1.ConditionTrue, ReasonRunning)
+	key := types.NamespacedName{Namespace: ns, Name: "lost-root-password"}
+	secret := &corev1.Secret{}
+	if err := suite.Client.Get(ctx, key, secret); err != nil {
+		t.Fatal(err)
+	}
+	if err := suite.Client.Delete(ctx, secret); err != nil {
+		t.Fatal(err)
+	}
+
+	got := waitCondition(t, db, conditions.Degraded, metav1.ConditionTrue, ReasonPasswordLost)
+	if msg := condition(got, conditions.Degraded).Message; !strings.Contains(msg, `Delete Pod "lost"`) {
+		t.Errorf("Degraded says %q: not what to do", msg)
+	}
+	if err := suite.Client.Get(ctx, key, &corev1.Secret{}); !apierrors.IsNotFound(err) {
+		t.Fatalf("a new password was generated for a server started with the old one (%v)", err)
+	}
+
+	// A new server takes a new password.
+	if err := suite.Client.Delete(ctx, first); err != nil {
+		t.Fatal(err)
+	}
+	waitNewPod(t, db, first.UID)
+	testenv.Eventually(t, "a new generated Secret", func(ctx context.Context) error {
+		return suite.Client.Get(ctx, key, &corev1.Secret{})
+	})
 }

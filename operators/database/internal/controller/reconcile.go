@@ -3,6 +3,7 @@ package controller
 import (
 	"context"
 	"crypto/rand"
+	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -10,6 +11,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 	metav1ac "k8s.io/client-go/applyconfigurations/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -87,6 +89,9 @@ func (r *DatabaseReconciler) reconcileSecret(ctx context.Context, db *dbv1.Datab
 	err := r.APIReader.Get(ctx, types.NamespacedName{Namespace: db.Namespace, Name: ref.Name}, secret)
 	switch {
 	case apierrors.IsNotFound(err):
+		if err := r.serverWithoutSecret(ctx, db, ref); err != nil {
+			return nil, err
+		}
 		return ref, r.createPasswordSecret(ctx, db, ref, made)
 	case err != nil:
 		return nil, err
@@ -98,6 +103,27 @@ func (r *DatabaseReconciler) reconcileSecret(ctx context.Context, db *dbv1.Datab
 		return nil, err
 	}
 	return ref, nil
+}
+
+// serverWithoutSecret returns a Blocked error when the Database's Pod runs
+// a server started with the generated Secret ref, which is gone: a new
+// random password would not be the server's, and clients reading the
+// Secret would be refused. Only a new server takes a new password.
+func (r *DatabaseReconciler) serverWithoutSecret(ctx context.Context, db *dbv1.Database, ref *dbv1.SecretKeyRef) error {
+	pod := &corev1.Pod{}
+	err := apply.Get(ctx, r.Client, r.APIReader, client.ObjectKeyFromObject(db), pod)
+	switch {
+	case apierrors.IsNotFound(err):
+		return nil
+	case err != nil:
+		return err
+	case !metav1.IsControlledBy(pod, db) || !pod.DeletionTimestamp.IsZero() || pods.Ended(pod):
+		return nil // no server of the Database's runs
+	}
+	return conditions.Block(ReasonPasswordLost,
+		"Secret %q, which held the root password Pod %q was started with, was deleted: no Secret holds the server's password now, "+
+			"and a new one would not be it. Delete Pod %q to start a new server (empty: a Database keeps no volume) with a new generated password",
+		ref.Name, pod.Name, pod.Name)
 }
 
 // createPasswordSecret stores a random root password. The Secret is only
@@ -163,6 +189,12 @@ func (r *DatabaseReconciler) reconcilePod(ctx context.Context, db *dbv1.Database
 	if why == "" {
 		return pod, nil
 	}
+	if !pods.Ended(pod) {
+		// It serves: ask before destroying it.
+		if err := r.admitted(ctx, desired); err != nil {
+			return pod, err
+		}
+	}
 	if err := r.Delete(ctx, pod, client.Preconditions{UID: &pod.UID}); client.IgnoreNotFound(err) != nil {
 		return nil, err
 	}
@@ -170,6 +202,35 @@ func (r *DatabaseReconciler) reconcilePod(ctx context.Context, db *dbv1.Database
 	now := metav1.Now()
 	pod.DeletionTimestamp = &now // report it as terminating
 	return pod, nil
+}
+
+// admitted asks the API server, by a dry run, whether it would create the
+// Pod desired, before the running one is deleted for it: a Pod that Pod
+// Security, a policy or a webhook refuses leaves the running one serving,
+// and the Database Degraded with the server's message. The dry run names
+// the Pod apart (the running one holds the name). A quota counts the
+// running Pod too, which the delete frees, so a quota's refusal does not
+// hold the replacement back.
+func (r *DatabaseReconciler) admitted(ctx context.Context, desired *corev1ac.PodApplyConfiguration) error {
+	data, err := json.Marshal(desired)
+	if err != nil {
+		return err
+	}
+	pod := &corev1.Pod{}
+	if err := json.Unmarshal(data, pod); err != nil {
+		return err
+	}
+	pod.GenerateName, pod.Name = pod.Name+"-", ""
+	err = r.Create(ctx, pod, client.DryRunAll, client.FieldOwner(FieldOwner))
+	msg, refused := conditions.Refusal(err)
+	switch {
+	case !refused:
+		return err
+	case apierrors.IsForbidden(err) && strings.Contains(msg, "exceeded quota"):
+		return nil
+	}
+	return &conditions.Blocked{Reason: conditions.ReasonRefused, Recheck: conditions.RefusedRecheck,
+		Message: "the API server refuses the new Pod, so the running one stays: " + msg}
 }
 
 // reconcileService applies the NodePort Service, unless the cache shows it
