@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -445,51 +444,7 @@ func TestStuckPodIsDegradedUntilFixed(t *testing.T) {
 
 func TestRefusedReplacementKeepsRunningPod(t *testing.T) {
 	ctx := context.Background()
-	ns := suite.Namespace(t, map[string]string{"workshop.test/refuse": "mongo-refused"})
-	// A policy, as an admin's would, refuses pods of the image
-	// mongo:refused in that namespace.
-	policy := &admissionregistrationv1.ValidatingAdmissionPolicy{
-		ObjectMeta: metav1.ObjectMeta{Name: ns},
-		Spec: admissionregistrationv1.ValidatingAdmissionPolicySpec{
-			MatchConstraints: &admissionregistrationv1.MatchResources{ResourceRules: []admissionregistrationv1.NamedRuleWithOperations{{
-				RuleWithOperations: admissionregistrationv1.RuleWithOperations{
-					Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create},
-					Rule:       admissionregistrationv1.Rule{APIGroups: []string{""}, APIVersions: []string{"v1"}, Resources: []string{"pods"}},
-				},
-			}}},
-			Validations: []admissionregistrationv1.Validation{{
-				Expression: "object.spec.containers.all(c, c.image != 'mongo:refused')",
-				Message:    "the image mongo:refused is not allowed here",
-			}},
-		},
-	}
-	binding := &admissionregistrationv1.ValidatingAdmissionPolicyBinding{
-		ObjectMeta: metav1.ObjectMeta{Name: ns},
-		Spec: admissionregistrationv1.ValidatingAdmissionPolicyBindingSpec{
-			PolicyName:        ns,
-			ValidationActions: []admissionregistrationv1.ValidationAction{admissionregistrationv1.Deny},
-			MatchResources: &admissionregistrationv1.MatchResources{NamespaceSelector: &metav1.LabelSelector{
-				MatchLabels: map[string]string{"workshop.test/refuse": "mongo-refused"},
-			}},
-		},
-	}
-	for _, o := range []client.Object{policy, binding} {
-		if err := suite.Client.Create(ctx, o); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { _ = suite.Client.Delete(context.Background(), o) })
-	}
-	testenv.Eventually(t, "the policy in force", func(ctx context.Context) error {
-		probe := &corev1.Pod{
-			ObjectMeta: metav1.ObjectMeta{GenerateName: "probe-", Namespace: ns},
-			Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "mongo:refused"}}},
-		}
-		if err := suite.Client.Create(ctx, probe, client.DryRunAll); !apierrors.IsInvalid(err) && !apierrors.IsForbidden(err) {
-			return fmt.Errorf("a dry-run pod of mongo:refused: %w, want refused", err)
-		}
-		return nil
-	})
-
+	ns := suite.RefusingNamespace(t, "mongo:refused")
 	db := createDatabase(t, ns, "kept", dbv1.DatabaseSpec{Type: dbv1.Mongo})
 	first := getPod(t, db)
 	markRunning(t, first)

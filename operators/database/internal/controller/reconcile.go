@@ -3,7 +3,6 @@ package controller
 import (
 	"context"
 	"crypto/rand"
-	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -11,7 +10,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 	metav1ac "k8s.io/client-go/applyconfigurations/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -191,7 +189,7 @@ func (r *DatabaseReconciler) reconcilePod(ctx context.Context, db *dbv1.Database
 	}
 	if !pods.Ended(pod) {
 		// It serves: ask before destroying it.
-		if err := r.admitted(ctx, desired); err != nil {
+		if err := pods.Admitted(ctx, r.Client, db.Namespace, db.Name+"-", desired); err != nil {
 			return pod, err
 		}
 	}
@@ -202,35 +200,6 @@ func (r *DatabaseReconciler) reconcilePod(ctx context.Context, db *dbv1.Database
 	now := metav1.Now()
 	pod.DeletionTimestamp = &now // report it as terminating
 	return pod, nil
-}
-
-// admitted asks the API server, by a dry run, whether it would create the
-// Pod desired, before the running one is deleted for it: a Pod that Pod
-// Security, a policy or a webhook refuses leaves the running one serving,
-// and the Database Degraded with the server's message. The dry run names
-// the Pod apart (the running one holds the name). A quota counts the
-// running Pod too, which the delete frees, so a quota's refusal does not
-// hold the replacement back.
-func (r *DatabaseReconciler) admitted(ctx context.Context, desired *corev1ac.PodApplyConfiguration) error {
-	data, err := json.Marshal(desired)
-	if err != nil {
-		return err
-	}
-	pod := &corev1.Pod{}
-	if err := json.Unmarshal(data, pod); err != nil {
-		return err
-	}
-	pod.GenerateName, pod.Name = pod.Name+"-", ""
-	err = r.Create(ctx, pod, client.DryRunAll, client.FieldOwner(FieldOwner))
-	msg, refused := conditions.Refusal(err)
-	switch {
-	case !refused:
-		return err
-	case apierrors.IsForbidden(err) && strings.Contains(msg, "exceeded quota"):
-		return nil
-	}
-	return &conditions.Blocked{Reason: conditions.ReasonRefused, Recheck: conditions.RefusedRecheck,
-		Message: "the API server refuses the new Pod, so the running one stays: " + msg}
 }
 
 // reconcileService applies the NodePort Service, unless the cache shows it

@@ -56,6 +56,11 @@ const (
 	// when it moves, so that its MYSQL_ROOT_PASSWORD is the current one. It
 	// says nothing about the password itself.
 	passwordVersionAnnotation = "otus.homework/password-version"
+	// templateAnnotation on the server's Deployment is the hash of the pod
+	// template it was last given, once the API server was asked whether it
+	// admits a pod of it (Recreate deletes the running pod before it
+	// creates the new one).
+	templateAnnotation = "otus.homework/pod-template"
 	// credentialsVersionAnnotation on a password Job is the resourceVersion
 	// of the credentials Secret it was started from: the Job's pod read the
 	// passwords of that version, and only then may its success be recorded.

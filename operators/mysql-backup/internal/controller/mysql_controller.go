@@ -77,7 +77,9 @@ const secretRefIndex = "spec.passwordSecretRef.name"
 // +kubebuilder:rbac:groups=otus.homework,resources=mysqls/finalizers,verbs=update
 // +kubebuilder:rbac:groups="",resources=persistentvolumeclaims;services,verbs=get;list;watch;create;patch;delete
 // +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch;create;update;delete
-// +kubebuilder:rbac:groups="",resources=pods,verbs=list;watch
+// Pods: create only by a server-side dry run, which asks whether the API
+// server admits the server's new pod before Recreate deletes the running one.
+// +kubebuilder:rbac:groups="",resources=pods,verbs=list;watch;create
 // +kubebuilder:rbac:groups=apps,resources=deployments,verbs=get;list;watch;create;patch;delete
 // +kubebuilder:rbac:groups=apps,resources=replicasets,verbs=list;watch
 // +kubebuilder:rbac:groups=batch,resources=jobs,verbs=list;watch;create;delete

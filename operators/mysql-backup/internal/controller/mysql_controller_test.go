@@ -1096,3 +1096,47 @@ func TestPasswordChangedIsRecomputed(t *testing.T) {
 	}
 	waitCondition(t, m, PasswordChanged, metav1.ConditionTrue, ReasonPasswordChanged)
 }
+
+// Recreate deletes the running server before it creates the new pod: a
+// template whose pod the API server refuses is never given to the
+// Deployment.
+func TestRefusedServerPodLeavesTheServerRunning(t *testing.T) {
+	ns := suite.RefusingNamespace(t, "mysql:refused")
+	m := create(t, homework(ns, "kept"))
+	ready(t, m, "no-backup free=1073741824")
+	setImage := func(image string) {
+		t.Helper()
+		patch := client.MergeFrom(m.DeepCopy())
+		m.Spec.Image = image
+		if err := suite.Client.Patch(ctx, m, patch); err != nil {
+			t.Fatal(err)
+		}
+	}
+	image := func(ctx context.Context) (string, error) {
+		d := &appsv1.Deployment{}
+		if err := suite.Client.Get(ctx, key(m, m.Name), d); err != nil {
+			return "", err
+		}
+		return d.Spec.Template.Spec.Containers[0].Image, nil
+	}
+
+	setImage("mysql:refused")
+	got := waitCondition(t, m, conditions.Degraded, metav1.ConditionTrue, conditions.ReasonRefused)
+	if c := meta.FindStatusCondition(got.Status.Conditions, conditions.Degraded); !strings.Contains(c.Message, "the image mysql:refused is not allowed here") {
+		t.Errorf("Degraded says %q, not the policy's message", c.Message)
+	}
+	if got.Status.ObservedGeneration >= got.Generation {
+		t.Errorf("observedGeneration %d for generation %d, whose server pod was refused", got.Status.ObservedGeneration, got.Generation)
+	}
+	if img, err := image(ctx); err != nil || img != "mysql:5.7" {
+		t.Fatalf("the Deployment runs %q (%v): a template the API server refuses replaced the running server's", img, err)
+	}
+
+	setImage("mysql:8.0")
+	testenv.Eventually(t, "the Deployment runs mysql:8.0", func(ctx context.Context) error {
+		if img, err := image(ctx); err != nil || img != "mysql:8.0" {
+			return fmt.Errorf("it runs %q (%w)", img, err)
+		}
+		return nil
+	})
+}

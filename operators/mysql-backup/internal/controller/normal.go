@@ -144,6 +144,9 @@ func (r *MySQLReconciler) reconcileServer(ctx context.Context, m *mysqlv1.MySQL,
 	}
 	restored := restoredFrom != ""
 	dep := deployment(m, restored, creds.Annotations[passwordVersionAnnotation], r.ServerRequests)
+	if err := r.admitted(ctx, m, dep, live); err != nil {
+		return err
+	}
 	sent, err := owner.ApplyChanged(ctx, r.Client, dep, live)
 	if err != nil {
 		return err
@@ -229,6 +232,20 @@ func (r *MySQLReconciler) claimDeployment(ctx context.Context, m *mysqlv1.MySQL)
 	r.Recorder.Eventf(m, d, corev1.EventTypeNormal, ReasonReplacing, "DeleteDeployment",
 		"Replacing Deployment %s: its selector also matched the Jobs' pods, and a selector cannot change in place", d.Name)
 	return nil, conditions.Wait(ReasonReplacing, "replacing Deployment %s, whose selector also matched the Jobs' pods", d.Name)
+}
+
+// admitted marks dep with the hash of its pod template and, when that is
+// not the template live runs, asks the API server first whether it would
+// admit a pod of it: Recreate deletes the running server before it creates
+// the new one, and a pod refused then (Pod Security, a policy, a webhook)
+// would leave no server. A refusal leaves the Deployment as it is.
+func (r *MySQLReconciler) admitted(ctx context.Context, m *mysqlv1.MySQL, dep *appsv1ac.DeploymentApplyConfiguration, live *appsv1.Deployment) error {
+	hash := apply.SpecHash(dep.Spec.Template)
+	dep.WithAnnotations(map[string]string{templateAnnotation: hash})
+	if live.Annotations[templateAnnotation] == hash {
+		return nil
+	}
+	return pods.Admitted(ctx, r.Client, m.Namespace, m.Name+"-", dep.Spec.Template)
 }
 
 // answered is the Deployment an apply answered with.
