@@ -135,6 +135,9 @@ up)
 		# Claims wait for a default StorageClass: kind's, or the node
 		# image's provisioner's, which makes it when it starts.
 		wait_until "default StorageClass standard" 120 kubectl get storageclass standard
+		# kind's --wait waits for the node only: pods that look a name up
+		# right away would find no DNS server answering.
+		wait_until "cluster DNS (CoreDNS available)" 120 kubectl -n kube-system wait --for=condition=Available deployment/coredns --timeout=5s
 		say "created cluster $name in $((SECONDS - start))s"
 	fi
 	;;
