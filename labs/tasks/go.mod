@@ -10,11 +10,13 @@ go 1.26.0
 replace (
 	github.com/operator-workshops/workshop/operators/common => ../../operators/common
 	github.com/operator-workshops/workshop/operators/gordon => ../../operators/gordon
+	github.com/operator-workshops/workshop/operators/mysql-backup => ../../operators/mysql-backup
 )
 
 require (
 	github.com/operator-workshops/workshop/operators/common v0.0.0
 	github.com/operator-workshops/workshop/operators/gordon v0.0.0
+	github.com/operator-workshops/workshop/operators/mysql-backup v0.0.0
 	k8s.io/api v0.37.1
 	k8s.io/apimachinery v0.37.1
 	sigs.k8s.io/controller-runtime v0.25.2

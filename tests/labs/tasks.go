@@ -27,6 +27,7 @@ const tasksMarker = "<!-- tasks: "
 var taskSuites = map[string]func(context.Context, *taskRun){
 	"gordon":          gordonTasks,
 	"mysql-crd":       mysqlCRDTasks,
+	"mysql":           mysqlTasks,
 	"sample":          sampleTasks,
 	"kustomize-patch": kustomizePatchTasks,
 	"kubebuilder":     kubebuilderTasks,

@@ -137,7 +137,7 @@ func Run(op Operator, args []string) error {
 	// --kubeconfig is controller-runtime's own flag, registered on the
 	// default flag set; carry it over so ctrl.GetConfig sees it.
 	fs.Var(flag.CommandLine.Lookup("kubeconfig").Value, "kubeconfig",
-		"Path to a kubeconfig; default: in-cluster config, then $KUBECONFIG, then ~/.kube/config.")
+		"Path to a kubeconfig; default: $KUBECONFIG, then in a pod its ServiceAccount's token, then ~/.kube/config.")
 	if op.Flags != nil {
 		op.Flags(fs)
 	}
@@ -187,12 +187,14 @@ func Run(op Operator, args []string) error {
 	if len(o.Namespaces) > 0 {
 		scope = "namespaces " + strings.Join(o.Namespaces, ",")
 	}
+	ctx := ctrl.SetupSignalHandler()
+	logLogin(ctx, mgr)
 	ctrl.Log.WithName("setup").Info("starting operator", "operator", op.Name, "watching", scope)
-	return mgr.Start(ctrl.SetupSignalHandler())
+	return mgr.Start(ctx)
 }
 
 // New builds a manager for op with options o, using the kubeconfig
-// controller-runtime finds (flag, in-cluster, $KUBECONFIG, ~/.kube/config).
+// controller-runtime finds (flag, $KUBECONFIG, in-cluster, ~/.kube/config).
 func New(op Operator, o Options) (ctrl.Manager, error) {
 	cfg, err := ctrl.GetConfig()
 	if err != nil {

@@ -56,3 +56,23 @@ func TestVerbosityThatWouldLogSecretsIsRefused(t *testing.T) {
 		t.Fatalf("-v=8: %v", err)
 	}
 }
+
+func TestCredentialsFollowGetConfigsOrder(t *testing.T) {
+	t.Setenv("KUBERNETES_SERVICE_HOST", "") // not in a pod
+	t.Setenv("KUBECONFIG", "")
+	if got := credentials(); got != "kubeconfig ~/.kube/config" {
+		t.Errorf("nothing given: %q", got)
+	}
+	t.Setenv("KUBECONFIG", "/tmp/env-kubeconfig")
+	if got := credentials(); got != "kubeconfig /tmp/env-kubeconfig ($KUBECONFIG)" {
+		t.Errorf("$KUBECONFIG: %q", got)
+	}
+	f := flag.CommandLine.Lookup("kubeconfig")
+	if err := f.Value.Set("/tmp/flag-kubeconfig"); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = f.Value.Set("") })
+	if got := credentials(); got != "kubeconfig /tmp/flag-kubeconfig (--kubeconfig)" {
+		t.Errorf("--kubeconfig and $KUBECONFIG: %q", got)
+	}
+}
