@@ -43,7 +43,7 @@ tools: ## Build the pinned tools and control plane into bin/ (minutes the first 
 generate: generate-code bundle catalog ## Regenerate deepcopy code, the CRDs in crds/, each operator's RBAC, the OLM bundles and the catalog.
 
 .PHONY: generate-code
-generate-code: ## Regenerate deepcopy code, the CRDs in crds/ and each operator's RBAC.
+generate-code: ## Regenerate deepcopy code, the CRDs in crds/ and each operator's RBAC (its own, and its users' editor and viewer roles).
 	scripts/build-tools.sh controller-gen
 	rm -f crds/*_*.yaml
 	for op in $(APIS); do \
@@ -55,6 +55,7 @@ generate-code: ## Regenerate deepcopy code, the CRDs in crds/ and each operator'
 		cd $(ROOT)/operators/$$op; \
 		controller-gen rbac:roleName=$$op-operator paths=./internal/... output:rbac:artifacts:config=config/rbac; \
 	done
+	scripts/gen-user-roles.sh $(OPERATORS)
 
 .PHONY: bundle
 bundle: ## Write the OLM bundles of the release in catalog/VERSION from crds/ and each operator's config/ (REGISTRY=... for another registry).

@@ -287,3 +287,50 @@ func checkLogs(t *testing.T, ds []deployment) {
 		})
 	}
 }
+
+// The editor and viewer roles the manifests ship for each kind are
+// aggregated into the cluster's edit and view: a person bound to view in a
+// namespace reads its custom resources and changes none; one bound to edit
+// changes them.
+func TestUsersRolesAreAggregated(t *testing.T) {
+	needDeployed(t)
+	ns := namespace(t)
+	kubectl(t, time.Minute, "create", "rolebinding", "viewer", "-n", ns, "--clusterrole=view", "--user=workshop-viewer")
+	kubectl(t, time.Minute, "create", "rolebinding", "editor", "-n", ns, "--clusterrole=edit", "--user=workshop-editor")
+	can := func(verb, resource, user string) (bool, error) {
+		out, err := suite.Run(context.Background(), "kubectl", "auth", "can-i", verb, resource, "-n", ns, "--as="+user)
+		switch strings.TrimSpace(out) {
+		case "yes":
+			return true, nil
+		case "no":
+			return false, nil
+		}
+		return false, fmt.Errorf("kubectl auth can-i %s %s --as=%s: %q (%w)", verb, resource, user, out, err)
+	}
+	for _, resource := range []string{"databases.zalando.org", "gordons.operator.prgcont.cz", "mysqls.otus.homework", "etcdclusters.etcd.database.coreos.com"} {
+		for _, c := range []struct {
+			verb, user string
+			want       bool
+		}{
+			{"list", "workshop-viewer", true},
+			{"create", "workshop-viewer", false},
+			{"create", "workshop-editor", true},
+			{"delete", "workshop-editor", true},
+		} {
+			// The cluster's aggregation controller fills view and edit
+			// within seconds of the roles' creation.
+			deadline := time.Now().Add(time.Minute)
+			for {
+				got, err := can(c.verb, resource, c.user)
+				if err == nil && got == c.want {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Errorf("%s may %s %s in %s: %v (%v), want %v", c.user, c.verb, resource, ns, got, err, c.want)
+					break
+				}
+				time.Sleep(time.Second)
+			}
+		}
+	}
+}

@@ -86,7 +86,7 @@ type GordonStatus struct {
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
 // +kubebuilder:subresource:scale:specpath=.spec.gordon.replicas,statuspath=.status.replicas,selectorpath=.status.selector
-// +kubebuilder:resource:shortName=gn
+// +kubebuilder:resource:shortName=gn,categories=workshop
 // +kubebuilder:printcolumn:name="Desired",type=integer,JSONPath=`.spec.gordon.replicas`
 // +kubebuilder:printcolumn:name="Current",type=integer,JSONPath=`.status.replicas`
 // +kubebuilder:printcolumn:name="Ready",type=integer,JSONPath=`.status.readyReplicas`
