@@ -186,9 +186,31 @@ cluster-down: ## Delete the local cluster.
 # folder of its config/ (etcd-cluster:cluster-wide).
 DEPLOY ?= $(OPERATORS)
 
+# IMG: an image of the one operator DEPLOY names, already in a registry the
+# cluster pulls from; make deploy then builds nothing and loads nothing.
+IMG ?=
+
 .PHONY: deploy
-deploy: ## Deploy DEPLOY (all four operators) from their config/ on the local cluster (pods on its real node) or kind (when its context is current), images built without Docker.
+deploy: ## Deploy DEPLOY (all four operators) from their config/ on the local cluster (pods on its real node) or kind (when its context is current), images built without Docker; with IMG=, the one operator DEPLOY names, running IMG, on any cluster kubectl points at.
+ifeq ($(IMG),)
 	scripts/deploy.sh "$${CLUSTER_NAME:-workshop}" $(DEPLOY)
+else
+	@set -- $(DEPLOY); [ $$# = 1 ] || { echo "make deploy IMG=$(IMG): name the one operator it is an image of, DEPLOY=gordon (or gordon:cluster-wide)"; exit 2; }
+	spec='$(DEPLOY)'; op=$${spec%%:*}; variant=default; case $$spec in *:*) variant=$${spec#*:};; esac; \
+		scripts/deploy.sh apply "$$op" "$$variant" '$(IMG)'
+endif
+
+.PHONY: undeploy
+undeploy: ## Delete DEPLOY (all four operators, default variant) from the cluster kubectl points at; their CRDs and custom resources stay (make uninstall deletes them).
+	scripts/deploy.sh delete $(DEPLOY)
+
+.PHONY: install
+install: ## Install every operator's CRDs (crds/) in the cluster kubectl points at.
+	kubectl apply --server-side -f crds/
+
+.PHONY: uninstall
+uninstall: ## Delete every operator's CRDs from the cluster kubectl points at, and with them every custom resource of their kinds.
+	kubectl delete --ignore-not-found -f crds/
 
 .PHONY: olm-up
 olm-up: ## Install OLM on the local cluster (on its real node) and serve the catalog from a local registry mirror.

@@ -8,6 +8,7 @@
 #
 # usage: scripts/deploy.sh NAME OPERATOR[:VARIANT]...
 #        scripts/deploy.sh apply OPERATOR VARIANT IMAGE
+#        scripts/deploy.sh delete OPERATOR[:VARIANT]...
 #   NAME       a local cluster with its real node (scripts/cluster.sh up NAME),
 #              or a kind cluster (scripts/kind.sh up NAME) when kubectl's
 #              current context is kind-NAME
@@ -16,6 +17,10 @@
 #              cluster-wide (database:cluster-wide)
 #   apply      install OPERATOR's CRDs and apply its config/VARIANT to the
 #              current kubectl context with IMAGE, and wait for its rollout
+#   delete     delete what apply applied of each config/VARIANT from the
+#              current kubectl context: the operator, its namespace (not the
+#              one it serves), its RBAC and its users' roles; its CRDs, and
+#              so every custom resource, stay (make uninstall deletes them)
 # $REGISTRY names the images (ghcr.io/operator-workshops, as catalog/ does).
 set -euo pipefail
 
@@ -64,12 +69,34 @@ apply() {
 	say "$op ($variant) runs $image in namespace $ns ($((SECONDS - start))s)"
 }
 
+# delete OPERATOR VARIANT deletes the objects of the operator's
+# config/VARIANT, and waits for them to go.
+delete() {
+	local op=$1 variant=$2 dir start=$SECONDS
+	dir=$root/operators/$op/config/$variant
+	[ -f "$dir/kustomization.yaml" ] || die "operators/$op/config/$variant: no such variant (see operators/$op/config)"
+	kubectl kustomize "$dir" | kubectl delete --ignore-not-found --timeout=3m -f - >/dev/null
+	say "$op ($variant) deleted ($((SECONDS - start))s); its CRDs and custom resources stay"
+}
+
 [ $# -ge 1 ] || usage
-if [ "$1" = apply ]; then
+case $1 in
+apply)
 	[ $# = 4 ] || usage
 	apply "$2" "$3" "$4"
 	exit
-fi
+	;;
+delete)
+	shift
+	[ $# -ge 1 ] || usage
+	for spec in "$@"; do
+		variant=default
+		[[ $spec != *:* ]] || variant=${spec#*:}
+		delete "${spec%%:*}" "$variant"
+	done
+	exit
+	;;
+esac
 [ $# -ge 2 ] || usage
 name=$1
 shift

@@ -22,6 +22,7 @@
 #        scripts/node.sh admit NAME PREFIX...
 #        scripts/node.sh import NAME IMAGE...
 #        scripts/node.sh load NAME ARCHIVE...
+#        scripts/node.sh forget NAME PREFIX
 #   up      join cluster NAME; status 3 when this machine cannot run
 #           containers (it says what is missing), 4 when another cluster
 #           holds the node
@@ -37,6 +38,11 @@
 #   import  build and import images that scripts/images.sh makes only on
 #           demand (olm)
 #   load    import docker archives (scripts/olm-images.sh's) into the node
+#   forget  remove the node's images whose names start with PREFIX: its
+#           containerd is the machine's, kept from cluster to cluster, and a
+#           pod would run an image an earlier cluster left under the same
+#           tag instead of pulling the new one (scripts/olm.sh forgets the
+#           catalog's before OLM pulls them through the mirror)
 # NAME defaults to $CLUSTER_NAME, else "workshop". Logs and pids are in the
 # cluster's directory (~/.kwok/clusters/NAME/real-node); images and containerd's
 # store in ~/.kwok/real-node, kept from one cluster to the next.
@@ -677,6 +683,13 @@ mirror)
 	mkdir -p "$run/certs.d/$3"
 	printf 'server = "https://%s"\n\n[host."%s"]\n  capabilities = ["pull", "resolve"]\n' "$3" "$4" >"$run/certs.d/$3/hosts.toml"
 	say "images of $3 are pulled from $4"
+	;;
+forget)
+	[ $# = 3 ] || die "usage: scripts/node.sh forget NAME PREFIX"
+	[ "$(owner)" = "$name" ] || die "cluster $name has no real node: run scripts/node.sh up $name"
+	mapfile -t refs < <(ctr --address "$sock" -n k8s.io images ls -q | awk -v p="$3" 'index($0, p) == 1')
+	[ ${#refs[@]} = 0 ] || ctr --address "$sock" -n k8s.io images rm "${refs[@]}" >/dev/null
+	say "forgot ${#refs[@]} image(s) named $3...: pods pull them anew"
 	;;
 load)
 	[ $# -ge 3 ] || die "usage: scripts/node.sh load NAME ARCHIVE..."

@@ -237,6 +237,10 @@ up() {
 	start_registry
 	REGISTRY=$registry "$root/scripts/olm-images.sh" push "$mirror" | sed 's/^/olm.sh: /' >&2
 	"$nodes" mirror "$name" "$registry_host" "http://$mirror"
+	# The real node's containerd outlives clusters: an operator, bundle or
+	# catalog image an earlier up (or make deploy) left there under the same
+	# tag would run instead of these. kind's node is new with each cluster.
+	[ -n "$kind" ] || "$nodes" forget "$name" "$registry/"
 	# The local cluster's placement policy sends pods of images without a
 	# stand-in to its fake nodes; kind has no other node.
 	[ -n "$kind" ] || "$root/scripts/node.sh" admit "$name" "$registry/" "$olm_image"

@@ -334,3 +334,30 @@ func TestUsersRolesAreAggregated(t *testing.T) {
 		}
 	}
 }
+
+// make deploy IMG= runs an image the cluster already has, building and
+// loading nothing; make undeploy removes the operator and keeps its CRDs
+// and custom resources.
+func TestDeployImageThenUndeploy(t *testing.T) {
+	needDeployed(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	const ns, name = "gordon-operator-system", "gordon-operator"
+	image := kubectl(t, time.Minute, "get", "deployment", "-n", ns, name, "-o", "jsonpath={.spec.template.spec.containers[0].image}")
+	if out, err := suite.Run(ctx, "make", "deploy", "DEPLOY=gordon", "IMG="+image); err != nil {
+		t.Fatalf("make deploy DEPLOY=gordon IMG=%s: %v\n%s", image, err, out)
+	} else if strings.Contains(out, "olm-images.sh") {
+		t.Errorf("make deploy IMG= built images:\n%s", out)
+	}
+	mine := namespace(t)
+	kubectl(t, time.Minute, "apply", "-n", mine, "-f", filepath.Join(suite.Root, gordonSample))
+
+	if out, err := suite.Run(ctx, "make", "undeploy", "DEPLOY=gordon"); err != nil {
+		t.Fatalf("make undeploy DEPLOY=gordon: %v\n%s", err, out)
+	}
+	if out, err := suite.Run(ctx, "kubectl", "get", "namespace", ns); err == nil || !strings.Contains(out, "NotFound") {
+		t.Errorf("after make undeploy, namespace %s: %v\n%s", ns, err, out)
+	}
+	kubectl(t, time.Minute, "get", "crd", "gordons.operator.prgcont.cz")
+	kubectl(t, time.Minute, "get", "gordon", "-n", mine, "gordoncluster")
+}
