@@ -129,19 +129,15 @@ type roundTripFunc func(*http.Request) (*http.Response, error)
 
 func (f roundTripFunc) RoundTrip(req *http.Request) (*http.Response, error) { return f(req) }
 
-// granted reads the rules of every Role and ClusterRole in the YAML files of
-// dir (an operator's config/rbac) as the rights they grant. A wildcard is an
-// error: it grants what no one has read.
+// granted reads the rules of the operator's own Role and ClusterRole, its
+// generated RBAC (role.yaml of dir, an operator's config/rbac), as the
+// rights they grant; the other roles there are its users' (editor, viewer).
+// A wildcard is an error: it grants what no one has read.
 func granted(dir string) (map[Right]bool, error) {
-	files, err := filepath.Glob(filepath.Join(dir, "*.yaml"))
-	if err != nil {
-		return nil, err
-	}
 	out := map[Right]bool{}
-	for _, f := range files {
-		if err := readRoles(f, out); err != nil {
-			return nil, fmt.Errorf("%s: %w", f, err)
-		}
+	f := filepath.Join(dir, "role.yaml")
+	if err := readRoles(f, out); err != nil {
+		return nil, fmt.Errorf("%s: %w", f, err)
 	}
 	if len(out) == 0 {
 		return nil, fmt.Errorf("no Role or ClusterRole with rules in %s", dir)

@@ -113,6 +113,8 @@ rules:
   verbs: [update]
 `)
 	write("binding.yaml", "kind: RoleBinding\nroleRef: {kind: Role, name: x}\n")
+	// Its users' roles are not the operator's rights.
+	write("gordons_editor_role.yaml", "kind: ClusterRole\nrules:\n- apiGroups: [operator.prgcont.cz]\n  resources: [gordons]\n  verbs: [create]\n")
 	got, err := granted(dir)
 	if err != nil {
 		t.Fatal(err)
