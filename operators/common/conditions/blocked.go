@@ -16,6 +16,17 @@ type Blocked struct {
 	// Recheck, when set, is how soon to look again: for a cause no watch
 	// of the operator sees go (an object outside its cache).
 	Recheck time.Duration
+	// Unapplied says the spec cannot be carried out as it is (a refused
+	// child, a version etcd cannot move to): observedGeneration stays at
+	// the last spec that was.
+	Unapplied bool
+}
+
+// IsUnapplied reports whether err is, or holds, a *Blocked whose spec
+// cannot be carried out.
+func IsUnapplied(err error) bool {
+	var b *Blocked
+	return errors.As(err, &b) && b.Unapplied
 }
 
 func (b *Blocked) Error() string { return b.Message }

@@ -32,14 +32,7 @@ func Refused(err error) error {
 	if !ok {
 		return err
 	}
-	return &Blocked{Reason: ReasonRefused, Recheck: RefusedRecheck, Message: "the API server refuses it: " + msg}
-}
-
-// IsRefused reports whether err is, or holds, what Refused returns for a
-// refusal.
-func IsRefused(err error) bool {
-	var b *Blocked
-	return errors.As(err, &b) && b.Reason == ReasonRefused
+	return &Blocked{Reason: ReasonRefused, Recheck: RefusedRecheck, Unapplied: true, Message: "the API server refuses it: " + msg}
 }
 
 // Refusal returns the API server's message of the first refusal in err's

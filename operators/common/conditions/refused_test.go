@@ -36,8 +36,8 @@ func TestRefused(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			got := Refused(tt.err)
-			if IsRefused(got) != tt.refused {
-				t.Fatalf("Refused(%v) = %v; refused %v, want %v", tt.err, got, IsRefused(got), tt.refused)
+			if IsUnapplied(got) != tt.refused {
+				t.Fatalf("Refused(%v) = %v; refused %v, want %v", tt.err, got, IsUnapplied(got), tt.refused)
 			}
 			if !tt.refused {
 				if !errors.Is(got, tt.err) {

@@ -46,6 +46,6 @@ func Admitted(ctx context.Context, c client.Client, namespace, generateName stri
 	case apierrors.IsForbidden(err) && strings.Contains(msg, "exceeded quota"):
 		return nil
 	}
-	return &conditions.Blocked{Reason: conditions.ReasonRefused, Recheck: conditions.RefusedRecheck,
+	return &conditions.Blocked{Reason: conditions.ReasonRefused, Recheck: conditions.RefusedRecheck, Unapplied: true,
 		Message: "the API server refuses the new pod, so the running one stays: " + msg}
 }

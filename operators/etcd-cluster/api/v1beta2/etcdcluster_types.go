@@ -38,12 +38,15 @@ type ClusterSpec struct {
 	// version of etcd, for example "3.2.13" or "3.6.16": MAJOR.MINOR.PATCH,
 	// with or without a leading v. A change rolls the members one at a time;
 	// etcd upgrades one minor version at a time and never downgrades, so a
-	// change may keep the minor version or raise it by one.
+	// change may keep the minor version, raise it by one, or lower it by one
+	// to take back an upgrade that has not reached every member (the
+	// operator moves no member down: it says so in Degraded, reason
+	// VersionStep, as when two edits in a row would skip a minor version).
 	// +optional
 	// +kubebuilder:default="3.2.13"
 	// +kubebuilder:validation:MaxLength=32
 	// +kubebuilder:validation:XValidation:rule="self.matches('^v?(0|[1-9][0-9]*)[.](0|[1-9][0-9]*)[.](0|[1-9][0-9]*)$')",message="version must be MAJOR.MINOR.PATCH, such as 3.5.21 (a v in front is allowed; no pre-release or build suffix)"
-	// +kubebuilder:validation:XValidation:rule="!oldSelf.matches('^v?[0-9]+[.][0-9]+[.]') || !self.matches('^v?[0-9]+[.][0-9]+[.]') || (self.replace('v', '').split('.')[0] == oldSelf.replace('v', '').split('.')[0] && int(self.replace('v', '').split('.')[1]) - int(oldSelf.replace('v', '').split('.')[1]) in [0, 1])",message="version may keep its minor version or raise it by one, never go down or skip one: etcd supports no other upgrade (3.4.x to 3.5.y, then 3.6.z)"
+	// +kubebuilder:validation:XValidation:rule="!oldSelf.matches('^v?[0-9]+[.][0-9]+[.]') || !self.matches('^v?[0-9]+[.][0-9]+[.]') || (self.replace('v', '').split('.')[0] == oldSelf.replace('v', '').split('.')[0] && int(self.replace('v', '').split('.')[1]) - int(oldSelf.replace('v', '').split('.')[1]) in [-1, 0, 1])",message="version may keep its minor version, raise it by one, or lower it by one to take an upgrade back; never skip one: etcd upgrades one minor version at a time (3.4.x to 3.5.y, then 3.6.z)"
 	Version string `json:"version,omitempty"`
 
 	// paused stops every change to the cluster, until it is false again.

@@ -229,6 +229,53 @@ func TestVersionChangeRollsMembersKeepingData(t *testing.T) {
 	}
 }
 
+// Two edits in a row, each one minor version (the CRD takes both), would
+// skip one for members that still run the first: the operator moves none,
+// and says so until spec.version is a step they can take.
+func TestVersionSkipAcrossEditsMovesNoMember(t *testing.T) {
+	c := running(t, func(s *etcdv1.ClusterSpec) { s.Version = "3.4.0" })
+	put(t, c)
+	update(t, c, func(s *etcdv1.ClusterSpec) { s.Paused = true })
+	update(t, c, func(s *etcdv1.ClusterSpec) { s.Version = "3.5.0" })
+	update(t, c, func(s *etcdv1.ClusterSpec) { s.Version = "3.6.0" })
+	update(t, c, func(s *etcdv1.ClusterSpec) { s.Paused = false })
+
+	var got *etcdv1.EtcdCluster
+	testenv.Eventually(t, "Degraded VersionStep", func(ctx context.Context) error {
+		var err error
+		if got, err = get(ctx, c); err != nil {
+			return err
+		}
+		d := meta.FindStatusCondition(got.Status.Conditions, conditions.Degraded)
+		if d == nil || d.Status != metav1.ConditionTrue || d.Reason != ReasonVersionStep {
+			return fmt.Errorf("Degraded %+v", d)
+		}
+		return nil
+	})
+	if d := meta.FindStatusCondition(got.Status.Conditions, conditions.Degraded); !strings.Contains(d.Message, "members run etcd 3.4.0") || !strings.Contains(d.Message, "a 3.4 or 3.5 release") {
+		t.Errorf("Degraded says %q: not what runs, nor what to set", d.Message)
+	}
+	if got.Status.ObservedGeneration >= got.Generation {
+		t.Errorf("observedGeneration %d for generation %d, which no member can move to", got.Status.ObservedGeneration, got.Generation)
+	}
+	var pods corev1.PodList
+	if err := suite.Client.List(context.Background(), &pods, client.InNamespace(c.Namespace)); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range pods.Items {
+		if img := p.Spec.Containers[0].Image; img != "docker.io/prgcont/etcd:v3.4.0" {
+			t.Errorf("%s runs %s: a member was moved past a minor version", p.Name, img)
+		}
+	}
+
+	// A step they can take: every member moves, the data with them.
+	update(t, c, func(s *etcdv1.ClusterSpec) { s.Version = "3.5.0" })
+	if got := waitHealthy(t, c, 3); got.Status.CurrentVersion != "3.5.0" {
+		t.Errorf("current version %q, want 3.5.0", got.Status.CurrentVersion)
+	}
+	expectKey(t, c)
+}
+
 // The operator stops after etcd added a member and before its pod exists (a
 // quota refuses the pod): the new operator starts that member, it does not
 // add another.

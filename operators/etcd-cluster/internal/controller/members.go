@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
+	"github.com/operator-workshops/workshop/operators/common/conditions"
 	"github.com/operator-workshops/workshop/operators/common/pods"
 	etcdv1 "github.com/operator-workshops/workshop/operators/etcd-cluster/api/v1beta2"
 	"github.com/operator-workshops/workshop/operators/etcd-cluster/internal/membership"
@@ -440,6 +441,19 @@ func (r *EtcdClusterReconciler) start(ctx context.Context, c *etcdv1.EtcdCluster
 	return ctrl.Result{RequeueAfter: requeueSoon}, nil
 }
 
+// runningVersions are the etcd versions the member pods run, from their
+// images' tags (repository:v<version>).
+func runningVersions(obs observed, cluster string) []string {
+	var versions []string
+	for _, n := range obs.names(cluster) {
+		if p := obs.pods[n]; p != nil {
+			image := p.Spec.Containers[0].Image
+			versions = append(versions, strings.TrimPrefix(image[strings.LastIndex(image, ":")+1:], "v"))
+		}
+	}
+	return versions
+}
+
 // roll moves the members to spec.version one at a time. Only when every
 // member is healthy and every pod is ready and not terminating (a deleted
 // pod's etcd answers until it has stopped), the pod of one outdated member
@@ -461,7 +475,16 @@ func (r *EtcdClusterReconciler) roll(ctx context.Context, c *etcdv1.EtcdCluster,
 			return ctrl.Result{RequeueAfter: requeueSoon}, nil // the last one is still coming back
 		}
 	}
+	if err := membership.UpgradeStep(runningVersions(obs, c.Name), c.Spec.Version); err != nil {
+		return ctrl.Result{}, &conditions.Blocked{Reason: ReasonVersionStep, Message: err.Error(), Unapplied: true}
+	}
 	victim := outdated[len(outdated)-1]
+	// Ask before destroying: the member's pod goes before its new one is
+	// created, and a pod the API server refuses would leave it out.
+	how := start{initialCluster: membership.InitialCluster(members), existing: true}
+	if err := pods.Admitted(ctx, r.Client, c.Namespace, victim+"-", podFor(c, victim, how, r.Requests)); err != nil {
+		return ctrl.Result{}, err
+	}
 	i := slices.IndexFunc(members, func(m membership.Member) bool { return m.Name == victim })
 	if i >= 0 && members[i].IsLeader && opts.MoveLeader {
 		to := slices.IndexFunc(members, func(m membership.Member) bool { return m.Name != victim && m.Healthy && !m.IsLearner })

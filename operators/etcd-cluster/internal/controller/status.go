@@ -32,6 +32,9 @@ const (
 	ReasonHealthy      = "MembersHealthy"
 	ReasonMemberFailed = "MemberUnhealthy"
 	ReasonNameConflict = conditions.ReasonNameConflict
+	// ReasonVersionStep: spec.version is not a step etcd can take from
+	// the version the members run.
+	ReasonVersionStep = "VersionStep"
 )
 
 func set(c *etcdv1.EtcdCluster, typ string, s metav1.ConditionStatus, reason, format string, args ...any) {

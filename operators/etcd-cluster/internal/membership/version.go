@@ -30,3 +30,27 @@ func majorMinor(version string) (int, int, error) {
 	}
 	return major, minor, nil
 }
+
+// UpgradeStep returns nil when members running the versions running may
+// move to version to: etcd moves a cluster one minor version up at a time,
+// never down and never across a major version. The CRD refuses an edit of
+// spec.version that breaks this; two edits in a row (3.4 to 3.5, then 3.6
+// before every member ran 3.5) would still ask members of 3.4 for 3.6.
+func UpgradeStep(running []string, to string) error {
+	major, minor, err := majorMinor(to)
+	if err != nil {
+		return err
+	}
+	for _, v := range running {
+		ma, mi, err := majorMinor(v)
+		if err != nil {
+			return err
+		}
+		if ma != major || minor < mi || minor > mi+1 {
+			return fmt.Errorf("members run etcd %s, and %s is not the same minor version or the next one: "+
+				"etcd moves a cluster one minor version up at a time, never down; set spec.version to a %d.%d or %d.%d release, "+
+				"and to the next one once every member runs it", v, to, ma, mi, ma, mi+1)
+		}
+	}
+	return nil
+}
