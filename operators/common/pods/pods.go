@@ -42,6 +42,22 @@ var stuckReasons = map[string]bool{
 	"CrashLoopBackOff":           true,
 }
 
+// imageReasons are the waiting reasons of a container whose image the node
+// does not have and cannot get: it never ran.
+var imageReasons = map[string]bool{"ErrImagePull": true, "ImagePullBackOff": true, "InvalidImageName": true, "ErrImageNeverPull": true}
+
+// NeverRan reports whether a container of the pod waits for an image the
+// node cannot get: the pod never ran what its spec says, and replacing it
+// stops nothing that runs.
+func NeverRan(pod *corev1.Pod) bool {
+	for _, s := range pod.Status.ContainerStatuses {
+		if w := s.State.Waiting; w != nil && imageReasons[w.Reason] && s.LastTerminationState.Terminated == nil {
+			return true
+		}
+	}
+	return false
+}
+
 // Stuck reports whether a container of the pod waits for something only a
 // person can fix, with the kubelet's reason (ImagePullBackOff,
 // CrashLoopBackOff, ...) and a message that names the container and says

@@ -61,3 +61,19 @@ func TestReadyAndEnded(t *testing.T) {
 		}
 	}
 }
+
+func TestNeverRan(t *testing.T) {
+	pull := &corev1.Pod{Status: corev1.PodStatus{ContainerStatuses: []corev1.ContainerStatus{waiting("etcd", "ImagePullBackOff", "")}}}
+	if !NeverRan(pull) {
+		t.Error("a pod waiting on its image ran")
+	}
+	crash := &corev1.Pod{Status: corev1.PodStatus{ContainerStatuses: []corev1.ContainerStatus{waiting("etcd", "CrashLoopBackOff", "")}}}
+	if NeverRan(crash) {
+		t.Error("a crash-looping pod never ran")
+	}
+	// Its image gone since (a tag moved): it ran before.
+	pull.Status.ContainerStatuses[0].LastTerminationState.Terminated = &corev1.ContainerStateTerminated{ExitCode: 0}
+	if NeverRan(pull) {
+		t.Error("a pod that ran once, now waiting on its image, never ran")
+	}
+}

@@ -1,13 +1,16 @@
 package controller
 
 import (
+	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/operator-workshops/workshop/operators/common/conditions"
 	etcdv1 "github.com/operator-workshops/workshop/operators/etcd-cluster/api/v1beta2"
 	"github.com/operator-workshops/workshop/operators/etcd-cluster/internal/membership"
 )
@@ -59,5 +62,30 @@ func TestBlockedByReadsWhatReportWrote(t *testing.T) {
 	report(c, nil, observed{}, membership.Step{Action: membership.None, Reason: "nothing to do"})
 	if got := blockedBy(c); got != "" {
 		t.Errorf("after the block is gone: blocked by %q", got)
+	}
+}
+
+// A member whose pod waits on an image that never pulls (a version with no
+// release, a repository typo) is Degraded with the kubelet's reason and
+// message, not only "not healthy".
+func TestStuckMemberSaysWhatTheKubeletSays(t *testing.T) {
+	c := &etcdv1.EtcdCluster{ObjectMeta: metav1.ObjectMeta{Name: "example", Namespace: "etc"}, Spec: etcdv1.ClusterSpec{Size: 3, Version: "3.6.99"}}
+	members := []membership.Member{
+		{ID: 1, Name: "example-0", Healthy: true},
+		{ID: 2, Name: "example-1", Healthy: true},
+		{ID: 3, Name: "example-2"},
+	}
+	stuck := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "example-2", Namespace: "etc"},
+		Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "etcd", Image: "quay.io/coreos/etcd:v3.6.99"}}},
+		Status: corev1.PodStatus{ContainerStatuses: []corev1.ContainerStatus{{Name: "etcd", State: corev1.ContainerState{
+			Waiting: &corev1.ContainerStateWaiting{Reason: "ImagePullBackOff", Message: `Back-off pulling image "quay.io/coreos/etcd:v3.6.99"`},
+		}}}},
+	}
+	report(c, members, observed{pods: map[string]*corev1.Pod{"example-2": stuck}}, membership.Step{Action: membership.None, Reason: "nothing to do"})
+	d := meta.FindStatusCondition(c.Status.Conditions, conditions.Degraded)
+	if d == nil || d.Status != metav1.ConditionTrue || d.Reason != "ImagePullBackOff" ||
+		!strings.Contains(d.Message, `container etcd of pod example-2: ImagePullBackOff: Back-off pulling image "quay.io/coreos/etcd:v3.6.99"`) {
+		t.Errorf("Degraded %+v: want the kubelet's ImagePullBackOff and its message", d)
 	}
 }

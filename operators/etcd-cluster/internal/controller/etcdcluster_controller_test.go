@@ -276,6 +276,51 @@ func TestVersionSkipAcrossEditsMovesNoMember(t *testing.T) {
 	expectKey(t, c)
 }
 
+// A version whose image never pulls stops the roll at its first member,
+// Degraded with the kubelet's reason; taking the version back replaces that
+// member's pod at once, and the cluster moves to the version it names.
+func TestVersionWithoutImageIsTakenBack(t *testing.T) {
+	c, k := runningOn(t, func(s *etcdv1.ClusterSpec) { s.Version = "3.5.0" })
+	put(t, c)
+	k.imageMissing("docker.io/prgcont/etcd:v3.6.99")
+	update(t, c, func(s *etcdv1.ClusterSpec) { s.Version = "3.6.99" })
+
+	testenv.Eventually(t, "Degraded ImagePullBackOff", func(ctx context.Context) error {
+		got, err := get(ctx, c)
+		if err != nil {
+			return err
+		}
+		d := meta.FindStatusCondition(got.Status.Conditions, conditions.Degraded)
+		if d == nil || d.Status != metav1.ConditionTrue || d.Reason != "ImagePullBackOff" || !strings.Contains(d.Message, "v3.6.99") {
+			return fmt.Errorf("Degraded %+v", d)
+		}
+		return nil
+	})
+	// The roll waits on that member: the others still run 3.5.0.
+	testenv.Consistently(t, 3*time.Second, "one member on the missing image", func(ctx context.Context) error {
+		var pods corev1.PodList
+		if err := suite.Client.List(ctx, &pods, client.InNamespace(c.Namespace)); err != nil {
+			return err
+		}
+		n := 0
+		for _, p := range pods.Items {
+			if p.Spec.Containers[0].Image == "docker.io/prgcont/etcd:v3.6.99" {
+				n++
+			}
+		}
+		if n > 1 {
+			return fmt.Errorf("%d members on an image that never pulls", n)
+		}
+		return nil
+	})
+
+	update(t, c, func(s *etcdv1.ClusterSpec) { s.Version = "3.5.1" })
+	if got := waitHealthy(t, c, 3); got.Status.CurrentVersion != "3.5.1" {
+		t.Errorf("current version %q, want 3.5.1", got.Status.CurrentVersion)
+	}
+	expectKey(t, c)
+}
+
 // The operator stops after etcd added a member and before its pod exists (a
 // quota refuses the pod): the new operator starts that member, it does not
 // add another.

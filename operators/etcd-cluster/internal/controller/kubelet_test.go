@@ -30,6 +30,7 @@ type kubelet struct {
 	members map[string]*member // by pod name
 	errs    map[string]string  // the last error starting each pod, logged once
 	down    map[string]bool    // pods whose node is down: their members do not run
+	missing map[string]bool    // images no registry has: their pods wait in ImagePullBackOff
 }
 
 // member is the etcd member a pod runs.
@@ -40,7 +41,7 @@ type member struct {
 }
 
 func startKubelet(t *testing.T, c client.Client, ns string) *kubelet {
-	k := &kubelet{t: t, c: c, ns: ns, etcd: etcd, members: map[string]*member{}, errs: map[string]string{}, down: map[string]bool{}}
+	k := &kubelet{t: t, c: c, ns: ns, etcd: etcd, members: map[string]*member{}, errs: map[string]string{}, down: map[string]bool{}, missing: map[string]bool{}}
 	done, stopped := make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(stopped)
@@ -91,6 +92,12 @@ func (k *kubelet) sync(ctx context.Context) error {
 		if k.down[p.Name] {
 			k.stop(p.Name)
 			m = nil
+		}
+		if image := p.Spec.Containers[0].Image; m == nil && k.missing[image] {
+			if err := k.cannotPull(ctx, p); err != nil {
+				return err
+			}
+			continue
 		}
 		if m == nil && p.DeletionTimestamp.IsZero() && !k.down[p.Name] {
 			var err error
@@ -161,6 +168,29 @@ func (k *kubelet) setReady(ctx context.Context, p *corev1.Pod, ready bool) error
 		Phase:      corev1.PodRunning,
 		PodIP:      "127.0.0.1",
 		Conditions: []corev1.PodCondition{{Type: corev1.PodReady, Status: st, LastTransitionTime: metav1.Now()}},
+	}
+	return client.IgnoreNotFound(k.c.Status().Update(ctx, p))
+}
+
+// imageMissing makes image one no registry has, as a version without a
+// release or a mistyped repository would be.
+func (k *kubelet) imageMissing(image string) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.missing[image] = true
+}
+
+// cannotPull reports pod p waiting on its image, as a kubelet does.
+func (k *kubelet) cannotPull(ctx context.Context, p *corev1.Pod) error {
+	if reason, _, _ := pods.Stuck(p); reason == "ImagePullBackOff" {
+		return nil
+	}
+	p = p.DeepCopy()
+	p.Status = corev1.PodStatus{
+		Phase: corev1.PodPending,
+		ContainerStatuses: []corev1.ContainerStatus{{Name: p.Spec.Containers[0].Name, Image: p.Spec.Containers[0].Image, State: corev1.ContainerState{
+			Waiting: &corev1.ContainerStateWaiting{Reason: "ImagePullBackOff", Message: `Back-off pulling image "` + p.Spec.Containers[0].Image + `"`},
+		}}},
 	}
 	return client.IgnoreNotFound(k.c.Status().Update(ctx, p))
 }

@@ -112,6 +112,9 @@ func (r *EtcdClusterReconciler) reconcileMembers(ctx context.Context, c *etcdv1.
 	if err != nil {
 		return r.unanswered(ctx, c, obs, err)
 	}
+	if res, replaced, err := r.replaceNeverRan(ctx, c, obs, members); replaced || err != nil {
+		return res, err
+	}
 	step, wasBlocked, err := r.plan(ctx, c, members, obs, opts)
 	if err != nil {
 		return ctrl.Result{}, err
@@ -441,12 +444,48 @@ func (r *EtcdClusterReconciler) start(ctx context.Context, c *etcdv1.EtcdCluster
 	return ctrl.Result{RequeueAfter: requeueSoon}, nil
 }
 
+// admitted asks the API server whether it would create member name's new
+// pod, before its running one is deleted for it: a refused pod would leave
+// the member out.
+func (r *EtcdClusterReconciler) admitted(ctx context.Context, c *etcdv1.EtcdCluster, members []membership.Member, name string) error {
+	how := start{initialCluster: membership.InitialCluster(members), existing: true}
+	return pods.Admitted(ctx, r.Client, c.Namespace, name+"-", podFor(c, name, how, r.Requests))
+}
+
+// replaceNeverRan replaces a member's pod that waits for an image its node
+// cannot get (a version never released, a mistyped repository), once the
+// spec names another image (the version taken back), and says whether it
+// did. Such a pod runs nothing: it goes at once, without the roll's wait for
+// every member to be ready, which it never would be, and comes back on its
+// volume with the spec's image, when that is a step etcd can take.
+func (r *EtcdClusterReconciler) replaceNeverRan(ctx context.Context, c *etcdv1.EtcdCluster, obs observed, members []membership.Member) (ctrl.Result, bool, error) {
+	for _, name := range obs.names(c.Name) {
+		p := obs.pods[name]
+		if p == nil || !p.DeletionTimestamp.IsZero() || p.Spec.Containers[0].Image == Image(c) || !pods.NeverRan(p) {
+			continue
+		}
+		if err := membership.UpgradeStep(runningVersions(obs, c.Name), c.Spec.Version); err != nil {
+			return ctrl.Result{}, false, &conditions.Blocked{Reason: ReasonVersionStep, Message: err.Error(), Unapplied: true}
+		}
+		if err := r.admitted(ctx, c, members, name); err != nil {
+			return ctrl.Result{}, false, err
+		}
+		if err := r.Delete(ctx, p); client.IgnoreNotFound(err) != nil {
+			return ctrl.Result{}, false, err
+		}
+		r.Recorder.Eventf(c, p, corev1.EventTypeNormal, "Upgrade", "DeletePod", "%s restarts with %s: its image %s never pulled", name, Image(c), p.Spec.Containers[0].Image)
+		return ctrl.Result{RequeueAfter: requeueSoon}, true, nil
+	}
+	return ctrl.Result{}, false, nil
+}
+
 // runningVersions are the etcd versions the member pods run, from their
-// images' tags (repository:v<version>).
+// images' tags (repository:v<version>); a pod that never ran its image
+// runs none.
 func runningVersions(obs observed, cluster string) []string {
 	var versions []string
 	for _, n := range obs.names(cluster) {
-		if p := obs.pods[n]; p != nil {
+		if p := obs.pods[n]; p != nil && !pods.NeverRan(p) {
 			image := p.Spec.Containers[0].Image
 			versions = append(versions, strings.TrimPrefix(image[strings.LastIndex(image, ":")+1:], "v"))
 		}
@@ -470,19 +509,16 @@ func (r *EtcdClusterReconciler) roll(ctx context.Context, c *etcdv1.EtcdCluster,
 	if len(outdated) == 0 {
 		return ctrl.Result{RequeueAfter: requeueSteady}, nil
 	}
+	if err := membership.UpgradeStep(runningVersions(obs, c.Name), c.Spec.Version); err != nil {
+		return ctrl.Result{}, &conditions.Blocked{Reason: ReasonVersionStep, Message: err.Error(), Unapplied: true}
+	}
 	for _, m := range members {
 		if p := obs.pods[m.Name]; p == nil || !p.DeletionTimestamp.IsZero() || !pods.Ready(p) {
 			return ctrl.Result{RequeueAfter: requeueSoon}, nil // the last one is still coming back
 		}
 	}
-	if err := membership.UpgradeStep(runningVersions(obs, c.Name), c.Spec.Version); err != nil {
-		return ctrl.Result{}, &conditions.Blocked{Reason: ReasonVersionStep, Message: err.Error(), Unapplied: true}
-	}
 	victim := outdated[len(outdated)-1]
-	// Ask before destroying: the member's pod goes before its new one is
-	// created, and a pod the API server refuses would leave it out.
-	how := start{initialCluster: membership.InitialCluster(members), existing: true}
-	if err := pods.Admitted(ctx, r.Client, c.Namespace, victim+"-", podFor(c, victim, how, r.Requests)); err != nil {
+	if err := r.admitted(ctx, c, members, victim); err != nil {
 		return ctrl.Result{}, err
 	}
 	i := slices.IndexFunc(members, func(m membership.Member) bool { return m.Name == victim })

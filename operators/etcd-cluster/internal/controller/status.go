@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/operator-workshops/workshop/operators/common/conditions"
+	"github.com/operator-workshops/workshop/operators/common/pods"
 	etcdv1 "github.com/operator-workshops/workshop/operators/etcd-cluster/api/v1beta2"
 	"github.com/operator-workshops/workshop/operators/etcd-cluster/internal/membership"
 )
@@ -177,7 +178,18 @@ func report(c *etcdv1.EtcdCluster, members []membership.Member, obs observed, st
 	case step.Action == membership.Blocked:
 		set(c, conditions.Degraded, metav1.ConditionTrue, string(step.Cause), "%s", step.Reason)
 	case len(unready) > 0:
-		set(c, conditions.Degraded, metav1.ConditionTrue, ReasonMemberFailed, "%s not healthy", strings.Join(unready, ", "))
+		// A member whose pod waits for a person (an image that never
+		// pulls, a crash loop) says what the kubelet says.
+		reason, why := ReasonMemberFailed, ""
+		for _, m := range members {
+			if p := obs.pods[m.Name]; p != nil && !m.Healthy {
+				if r, msg, stuck := pods.Stuck(p); stuck {
+					reason, why = r, ": "+msg
+					break
+				}
+			}
+		}
+		set(c, conditions.Degraded, metav1.ConditionTrue, reason, "%s not healthy%s", strings.Join(unready, ", "), why)
 	default:
 		set(c, conditions.Degraded, metav1.ConditionFalse, ReasonHealthy, "every member is healthy")
 	}
