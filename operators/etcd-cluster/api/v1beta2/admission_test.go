@@ -90,6 +90,10 @@ spec:
 		{"the cluster label", "size: 3\n  pod:\n    labels: {etcd_cluster: other}", "pod.labels cannot set app, etcd_cluster"},
 		{"a standard label", "size: 3\n  pod:\n    labels: {app.kubernetes.io/instance: other}", "pod.labels cannot set app, etcd_cluster"},
 		{"the coreos operator's emptyDir option", "size: 3\n  pod:\n    usePVC: false", `unknown field "spec.pod.usePVC"`},
+		{"a repository with a tag", "size: 3\n  repository: quay.io/coreos/etcd:v3.5.0", "repository must be an image name without a tag or digest"},
+		{"a repository with a digest", "size: 3\n  repository: quay.io/coreos/etcd@sha256:0123", "repository must be an image name without a tag or digest"},
+		{"a volume without a size", "size: 3\n  pod:\n    persistentVolumeClaimSpec: {accessModes: [ReadWriteOnce]}", "persistentVolumeClaimSpec.resources.requests.storage is required"},
+		{"a volume from a snapshot", "size: 3\n  pod:\n    persistentVolumeClaimSpec:\n      resources: {requests: {storage: 1Gi}}\n      dataSource: {kind: VolumeSnapshot, name: snap, apiGroup: snapshot.storage.k8s.io}", "cannot have a dataSource or dataSourceRef"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

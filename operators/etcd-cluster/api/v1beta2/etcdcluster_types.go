@@ -29,10 +29,13 @@ type ClusterSpec struct {
 	// +kubebuilder:validation:Maximum=9
 	Size int `json:"size"`
 
-	// repository of the etcd image; the image is repository:v<version>.
+	// repository of the etcd image; the image is repository:v<version>, so
+	// the repository names no tag or digest of its own.
 	// +optional
 	// +kubebuilder:default="quay.io/coreos/etcd"
 	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=255
+	// +kubebuilder:validation:XValidation:rule="self.matches('^[a-z0-9]+([._-][a-z0-9]+)*(:[0-9]+)?(/[a-z0-9]+([._-][a-z0-9]+)*)*$')",message="repository must be an image name without a tag or digest, such as quay.io/coreos/etcd: the operator adds :v<version>"
 	Repository string `json:"repository,omitempty"`
 
 	// version of etcd, for example "3.2.13" or "3.6.16": MAJOR.MINOR.PATCH,
@@ -87,8 +90,11 @@ type PodPolicy struct {
 	// persistentVolumeClaimSpec of each member's data volume; default: 1Gi
 	// of the cluster's default storage class. The coreos operator kept data
 	// in emptyDir and lost it all when every pod died; here it is not
-	// optional.
+	// optional. It must ask for storage, and start empty: a member's data
+	// is its own, so no dataSource or dataSourceRef.
 	// +optional
+	// +kubebuilder:validation:XValidation:rule="has(self.resources) && has(self.resources.requests) && 'storage' in self.resources.requests",message="persistentVolumeClaimSpec.resources.requests.storage is required: each member's volume needs a size"
+	// +kubebuilder:validation:XValidation:rule="!has(self.dataSource) && !has(self.dataSourceRef)",message="persistentVolumeClaimSpec cannot have a dataSource or dataSourceRef: each member's volume starts empty, and etcd fills it with that member's own data"
 	PersistentVolumeClaimSpec *corev1.PersistentVolumeClaimSpec `json:"persistentVolumeClaimSpec,omitempty"`
 }
 
