@@ -55,7 +55,7 @@ generate-code: ## Regenerate deepcopy code, the CRDs in crds/ and each operator'
 		cd $(ROOT)/operators/$$op; \
 		controller-gen rbac:roleName=$$op-operator paths=./internal/... output:rbac:artifacts:config=config/rbac; \
 	done
-	scripts/gen-user-roles.sh $(OPERATORS)
+	scripts/gen-config.sh $(OPERATORS)
 
 .PHONY: bundle
 bundle: ## Write the OLM bundles of the release in catalog/VERSION from crds/ and each operator's config/ (REGISTRY=... for another registry).

@@ -145,6 +145,10 @@ func (s sources) csv(registry string, b bundle) (*v1alpha1.ClusterServiceVersion
 	if err != nil {
 		return nil, nil, err
 	}
+	var metricsAuth rbacv1.ClusterRole
+	if err := readYAML(s.path("operators", b.Package, "config", "rbac", "metrics_auth_role.yaml"), "ClusterRole", &metricsAuth); err != nil {
+		return nil, nil, err
+	}
 	icon, err := os.ReadFile(s.path("catalog", "bases", "icon.svg"))
 	if err != nil {
 		return nil, nil, err
@@ -190,6 +194,12 @@ func (s sources) csv(registry string, b bundle) (*v1alpha1.ClusterServiceVersion
 			Permissions: []v1alpha1.StrategyDeploymentPermissions{{
 				ServiceAccountName: deploy.Spec.Template.Spec.ServiceAccountName,
 				Rules:              rules,
+			}},
+			// --metrics-secure asks the API server about each scraper's
+			// token: TokenReviews and SubjectAccessReviews are cluster-wide.
+			ClusterPermissions: []v1alpha1.StrategyDeploymentPermissions{{
+				ServiceAccountName: deploy.Spec.Template.Spec.ServiceAccountName,
+				Rules:              metricsAuth.Rules,
 			}},
 		},
 	}

@@ -125,7 +125,7 @@ func readCSV(t *testing.T, b bundle) *v1alpha1.ClusterServiceVersion {
 }
 
 // A CSV grants the operator the rules controller-gen generated from its
-// code, and nothing else; its Deployment watches what the OperatorGroup
+// code, and cluster-wide the metrics filter's two reviews, nothing else; its Deployment watches what the OperatorGroup
 // targets and holds its lease in its own namespace.
 func TestCSVRunsTheOperatorWithItsGeneratedRules(t *testing.T) {
 	src := sources{root: root}
@@ -141,8 +141,14 @@ func TestCSVRunsTheOperatorWithItsGeneratedRules(t *testing.T) {
 				t.Fatal(err)
 			}
 			strategy := csv.Spec.InstallStrategy.StrategySpec
-			if len(strategy.ClusterPermissions) != 0 {
-				t.Errorf("cluster permissions %v: the operators need none", strategy.ClusterPermissions)
+			// Cluster-wide, only what --metrics-secure asks: a TokenReview
+			// and a SubjectAccessReview for each scrape.
+			metrics := []rbacv1.PolicyRule{
+				{APIGroups: []string{"authentication.k8s.io"}, Resources: []string{"tokenreviews"}, Verbs: []string{"create"}},
+				{APIGroups: []string{"authorization.k8s.io"}, Resources: []string{"subjectaccessreviews"}, Verbs: []string{"create"}},
+			}
+			if cp := strategy.ClusterPermissions; len(cp) != 1 || !slices.EqualFunc(cp[0].Rules, metrics, ruleEqual) {
+				t.Errorf("cluster permissions %v, want the metrics filter's %v only", cp, metrics)
 			}
 			if len(strategy.Permissions) != 1 || !slices.EqualFunc(strategy.Permissions[0].Rules, rules, ruleEqual) {
 				t.Errorf("permissions %v, want the generated roles' %v", strategy.Permissions, rules)

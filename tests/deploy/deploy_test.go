@@ -335,6 +335,38 @@ func TestUsersRolesAreAggregated(t *testing.T) {
 	}
 }
 
+// The shipped manifests serve each operator's metrics over HTTPS, to a
+// client whose token the API server authenticates and allows GET /metrics:
+// none is refused (401), one without the metrics-reader role too (403).
+func TestMetricsAnswerOnlyWithAToken(t *testing.T) {
+	needDeployed(t)
+	ns := namespace(t)
+	kubectl(t, time.Minute, "create", "serviceaccount", "scraper", "-n", ns)
+	kubectl(t, time.Minute, "create", "serviceaccount", "stranger", "-n", ns)
+	binding := ns + "-scraper"
+	kubectl(t, time.Minute, "create", "clusterrolebinding", binding, "--clusterrole=database-operator-metrics-reader", "--serviceaccount="+ns+":scraper")
+	t.Cleanup(func() {
+		_, _ = suite.Run(context.Background(), "kubectl", "delete", "clusterrolebinding", binding, "--ignore-not-found")
+	})
+	scraper := strings.TrimSpace(kubectl(t, time.Minute, "create", "token", "scraper", "-n", ns, "--duration=10m"))
+	stranger := strings.TrimSpace(kubectl(t, time.Minute, "create", "token", "stranger", "-n", ns, "--duration=10m"))
+	const script = `url=https://database-operator-metrics.database-operator-system.svc:8443/metrics
+code() { curl -sk -o /tmp/metrics -w '%{http_code}' "$@" "$url"; }
+echo "no token: $(code)"
+echo "stranger: $(code -H "Authorization: Bearer $STRANGER")"
+echo "scraper: $(code -H "Authorization: Bearer $SCRAPER")"
+grep -m1 -o '^controller_runtime_reconcile_total{[^}]*}' /tmp/metrics || echo 'no reconcile metric'`
+	kubectl(t, time.Minute, "run", "scrape", "-n", ns, "--image=workshop.local/toolbox:bookworm", "--restart=Never",
+		"--env=SCRAPER="+scraper, "--env=STRANGER="+stranger, "--command", "--", "bash", "-c", script)
+	kubectl(t, 3*time.Minute, "wait", "-n", ns, "--for=jsonpath={.status.phase}=Succeeded", "pod/scrape", "--timeout=2m")
+	out := kubectl(t, time.Minute, "logs", "-n", ns, "scrape")
+	for _, want := range []string{"no token: 401", "stranger: 403", "scraper: 200", `controller_runtime_reconcile_total{controller="database"`} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the scrape printed no %q:\n%s", want, out)
+		}
+	}
+}
+
 // make deploy IMG= runs an image the cluster already has, building and
 // loading nothing; make undeploy removes the operator and keeps its CRDs
 // and custom resources.

@@ -76,3 +76,12 @@ func TestCredentialsFollowGetConfigsOrder(t *testing.T) {
 		t.Errorf("--kubeconfig and $KUBECONFIG: %q", got)
 	}
 }
+
+func TestMetricsSecureChecksTokens(t *testing.T) {
+	if m := metricsOptions(Options{MetricsAddr: ":8080"}); m.SecureServing || m.FilterProvider != nil {
+		t.Errorf("without --metrics-secure: secure %v, filter %v; want plain HTTP for a local go run", m.SecureServing, m.FilterProvider != nil)
+	}
+	if m := metricsOptions(Options{MetricsAddr: ":8443", MetricsSecure: true}); !m.SecureServing || m.FilterProvider == nil || m.BindAddress != ":8443" {
+		t.Errorf("with --metrics-secure: secure %v, filter %v, address %q; want HTTPS with the authentication and authorization filter", m.SecureServing, m.FilterProvider != nil, m.BindAddress)
+	}
+}
