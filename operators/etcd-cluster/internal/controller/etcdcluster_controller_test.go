@@ -200,25 +200,31 @@ func memberIDs(t *testing.T, c *etcdv1.EtcdCluster) map[string]uint64 {
 	return out
 }
 
-func TestVersionChangeRollsMembersKeepingData(t *testing.T) {
-	c := running(t, func(s *etcdv1.ClusterSpec) { s.Version = "3.5.0" })
-	ns := c.Namespace
-	put(t, c)
-	before := memberIDs(t, c)
-
-	update(t, c, func(s *etcdv1.ClusterSpec) { s.Version = "3.6.0" })
-	testenv.Eventually(t, "every pod on the new image", func(ctx context.Context) error {
-		var pods corev1.PodList
-		if err := suite.Client.List(ctx, &pods, client.InNamespace(ns)); err != nil {
+// waitRolled waits until every member pod of c runs image and is ready: a
+// status written before the last member restarted may still say healthy.
+func waitRolled(t *testing.T, c *etcdv1.EtcdCluster, image string) {
+	t.Helper()
+	testenv.Eventually(t, "every pod ready on "+image, func(ctx context.Context) error {
+		var list corev1.PodList
+		if err := suite.Client.List(ctx, &list, client.InNamespace(c.Namespace)); err != nil {
 			return err
 		}
-		for _, p := range pods.Items {
-			if img := p.Spec.Containers[0].Image; img != "docker.io/prgcont/etcd:v3.6.0" {
-				return fmt.Errorf("%s runs %s", p.Name, img)
+		for _, p := range list.Items {
+			if img := p.Spec.Containers[0].Image; img != image || !pods.Ready(&p) || !p.DeletionTimestamp.IsZero() {
+				return fmt.Errorf("%s runs %s, ready %v", p.Name, img, pods.Ready(&p))
 			}
 		}
 		return nil
 	})
+}
+
+func TestVersionChangeRollsMembersKeepingData(t *testing.T) {
+	c := running(t, func(s *etcdv1.ClusterSpec) { s.Version = "3.5.0" })
+	put(t, c)
+	before := memberIDs(t, c)
+
+	update(t, c, func(s *etcdv1.ClusterSpec) { s.Version = "3.6.0" })
+	waitRolled(t, c, "docker.io/prgcont/etcd:v3.6.0")
 	got := waitHealthy(t, c, 3)
 	if got.Status.CurrentVersion != "3.6.0" || got.Status.TargetVersion != "" {
 		t.Errorf("versions %q -> %q", got.Status.CurrentVersion, got.Status.TargetVersion)
@@ -270,6 +276,7 @@ func TestVersionSkipAcrossEditsMovesNoMember(t *testing.T) {
 
 	// A step they can take: every member moves, the data with them.
 	update(t, c, func(s *etcdv1.ClusterSpec) { s.Version = "3.5.0" })
+	waitRolled(t, c, "docker.io/prgcont/etcd:v3.5.0")
 	if got := waitHealthy(t, c, 3); got.Status.CurrentVersion != "3.5.0" {
 		t.Errorf("current version %q, want 3.5.0", got.Status.CurrentVersion)
 	}
@@ -315,6 +322,7 @@ func TestVersionWithoutImageIsTakenBack(t *testing.T) {
 	})
 
 	update(t, c, func(s *etcdv1.ClusterSpec) { s.Version = "3.5.1" })
+	waitRolled(t, c, "docker.io/prgcont/etcd:v3.5.1")
 	if got := waitHealthy(t, c, 3); got.Status.CurrentVersion != "3.5.1" {
 		t.Errorf("current version %q, want 3.5.1", got.Status.CurrentVersion)
 	}

@@ -464,8 +464,8 @@ func (r *EtcdClusterReconciler) replaceNeverRan(ctx context.Context, c *etcdv1.E
 		if p == nil || !p.DeletionTimestamp.IsZero() || p.Spec.Containers[0].Image == Image(c) || !pods.NeverRan(p) {
 			continue
 		}
-		if err := membership.UpgradeStep(runningVersions(obs, c.Name), c.Spec.Version); err != nil {
-			return ctrl.Result{}, false, &conditions.Blocked{Reason: ReasonVersionStep, Message: err.Error(), Unapplied: true}
+		if err := versionStep(c, obs); err != nil {
+			return ctrl.Result{}, false, err
 		}
 		if err := r.admitted(ctx, c, members, name); err != nil {
 			return ctrl.Result{}, false, err
@@ -479,18 +479,27 @@ func (r *EtcdClusterReconciler) replaceNeverRan(ctx context.Context, c *etcdv1.E
 	return ctrl.Result{}, false, nil
 }
 
-// runningVersions are the etcd versions the member pods run, from their
-// images' tags (repository:v<version>); a pod that never ran its image
-// runs none.
-func runningVersions(obs observed, cluster string) []string {
-	var versions []string
-	for _, n := range obs.names(cluster) {
+// versionStep returns a Blocked error, which leaves observedGeneration
+// behind, when spec.version is not a step etcd can take from every version
+// the member pods run; a pod that never ran its image runs none.
+func versionStep(c *etcdv1.EtcdCluster, obs observed) error {
+	var running []string
+	for _, n := range obs.names(c.Name) {
 		if p := obs.pods[n]; p != nil && !pods.NeverRan(p) {
-			image := p.Spec.Containers[0].Image
-			versions = append(versions, strings.TrimPrefix(image[strings.LastIndex(image, ":")+1:], "v"))
+			running = append(running, imageVersion(p))
 		}
 	}
-	return versions
+	if err := membership.UpgradeStep(running, c.Spec.Version); err != nil {
+		return &conditions.Blocked{Reason: ReasonVersionStep, Message: err.Error(), Unapplied: true}
+	}
+	return nil
+}
+
+// imageVersion is the etcd version of a member pod's image, its tag
+// (repository:v<version>) without the v.
+func imageVersion(p *corev1.Pod) string {
+	image := p.Spec.Containers[0].Image
+	return strings.TrimPrefix(image[strings.LastIndex(image, ":")+1:], "v")
 }
 
 // roll moves the members to spec.version one at a time. Only when every
@@ -509,8 +518,8 @@ func (r *EtcdClusterReconciler) roll(ctx context.Context, c *etcdv1.EtcdCluster,
 	if len(outdated) == 0 {
 		return ctrl.Result{RequeueAfter: requeueSteady}, nil
 	}
-	if err := membership.UpgradeStep(runningVersions(obs, c.Name), c.Spec.Version); err != nil {
-		return ctrl.Result{}, &conditions.Blocked{Reason: ReasonVersionStep, Message: err.Error(), Unapplied: true}
+	if err := versionStep(c, obs); err != nil {
+		return ctrl.Result{}, err
 	}
 	for _, m := range members {
 		if p := obs.pods[m.Name]; p == nil || !p.DeletionTimestamp.IsZero() || !pods.Ready(p) {

@@ -219,9 +219,7 @@ func versions(c *etcdv1.EtcdCluster, obs observed) (current, target string) {
 	want := strings.TrimPrefix(c.Spec.Version, "v")
 	var others []string
 	for _, p := range obs.pods {
-		img := p.Spec.Containers[0].Image
-		v := strings.TrimPrefix(img[strings.LastIndex(img, ":")+1:], "v")
-		if v != want && !slices.Contains(others, v) {
+		if v := imageVersion(p); v != want && !slices.Contains(others, v) {
 			others = append(others, v)
 		}
 	}
