@@ -36,14 +36,7 @@ func mysqlTasks(ctx context.Context, r *taskRun) {
 	const name = "mysql-instance"
 	ns := mysqlNamespace
 	op := r.runOperator(ctx, ns, "the homework's MySQL", homeworkMySQLYAML, func() error {
-		_, err := deploymentIn(ctx, r, ns, name)
-		if err == nil {
-			return errors.New("deployment " + name + " appeared")
-		}
-		if errors.Is(err, errNotFound) {
-			return nil
-		}
-		return err
+		return noDeployment(ctx, r, ns, name, "deployment "+name+" appeared")
 	}, operatorBuild{dir: ".", pkg: "./" + r.code, args: []string{"--namespace=" + ns}})
 	defer op.close()
 

@@ -34,7 +34,7 @@ spec:
 // Deployment goes with the Sample.
 func sampleTasks(ctx context.Context, r *taskRun) {
 	op := r.runOperator(ctx, sampleNamespace, "the training's Sample obj, of count 2", sampleYAML, func() error {
-		return noDeployment(ctx, r, "deployment obj-demo-deploy appeared")
+		return noDeployment(ctx, r, sampleNamespace, "obj-demo-deploy", "deployment obj-demo-deploy appeared")
 	}, operatorBuild{dir: ".", pkg: "./" + r.code, args: []string{"-v=6"}})
 	defer op.close()
 
@@ -89,7 +89,7 @@ func sampleTasks(ctx context.Context, r *taskRun) {
 			return err
 		}
 		return until(ctx, time.Minute, func() error {
-			return noDeployment(ctx, r, "the Sample is gone, and deployment obj-demo-deploy is still there")
+			return noDeployment(ctx, r, sampleNamespace, "obj-demo-deploy", "the Sample is gone, and deployment obj-demo-deploy is still there")
 		})
 	})
 }
@@ -187,10 +187,10 @@ func deploymentIn(ctx context.Context, r *taskRun, ns, name string) (*appsv1.Dep
 	return &d, nil
 }
 
-// noDeployment returns nil when the check's namespace has no Deployment
-// obj-demo-deploy, the error there otherwise: there, when it has one.
-func noDeployment(ctx context.Context, r *taskRun, there string) error {
-	_, err := deploymentIn(ctx, r, sampleNamespace, "obj-demo-deploy")
+// noDeployment returns nil when namespace ns has no Deployment name, the
+// error there otherwise: there, when it has one.
+func noDeployment(ctx context.Context, r *taskRun, ns, name, there string) error {
+	_, err := deploymentIn(ctx, r, ns, name)
 	switch {
 	case err == nil:
 		return errors.New(there)
