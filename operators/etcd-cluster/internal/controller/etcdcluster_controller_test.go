@@ -776,6 +776,35 @@ func TestOrphanedMembers(t *testing.T) {
 
 // An even size is allowed, with a Warning when it is asked for: one per
 // spec change, not one per pass.
+// etcd answers before the kubelet's first readiness probe: Ready waits for
+// the pods, so that `kubectl get pods` right after `kubectl wait
+// --for=condition=Ready` shows them ready (lab 6 saw 0/1 there).
+func TestReadyWaitsForThePodsReadiness(t *testing.T) {
+	ns := suite.Namespace(t, nil)
+	k := startKubelet(t, suite.Client, ns)
+	c := workshopCluster(ns)
+	c.Spec.Size = 1
+	member := c.Name + "-0"
+	k.probeLate(member)
+	create(t, c)
+	testenv.Eventually(t, "Available, and not Ready for the pod's readiness", func(ctx context.Context) error {
+		got, err := get(ctx, c)
+		if err != nil {
+			return err
+		}
+		ready := meta.FindStatusCondition(got.Status.Conditions, conditions.Ready)
+		switch {
+		case !conditions.IsTrue(got.Status.Conditions, Available):
+			return fmt.Errorf("not Available: %+v", got.Status.Conditions)
+		case ready == nil || ready.Status != metav1.ConditionFalse || ready.Reason != ReasonPodsNotReady || !strings.Contains(ready.Message, member):
+			return fmt.Errorf("Ready %+v, want False %s naming %s", ready, ReasonPodsNotReady, member)
+		}
+		return nil
+	})
+	k.probeNow(member)
+	waitHealthy(t, c, 1)
+}
+
 func TestEvenSizeIsWarned(t *testing.T) {
 	ns := suite.Namespace(t, nil)
 	c := workshopCluster(ns)

@@ -31,6 +31,7 @@ type kubelet struct {
 	errs    map[string]string  // the last error starting each pod, logged once
 	down    map[string]bool    // pods whose node is down: their members do not run
 	missing map[string]bool    // images no registry has: their pods wait in ImagePullBackOff
+	late    map[string]bool    // pods whose readiness probe has not run yet
 }
 
 // member is the etcd member a pod runs.
@@ -41,7 +42,7 @@ type member struct {
 }
 
 func startKubelet(t *testing.T, c client.Client, ns string) *kubelet {
-	k := &kubelet{t: t, c: c, ns: ns, etcd: etcd, members: map[string]*member{}, errs: map[string]string{}, down: map[string]bool{}, missing: map[string]bool{}}
+	k := &kubelet{t: t, c: c, ns: ns, etcd: etcd, members: map[string]*member{}, errs: map[string]string{}, down: map[string]bool{}, missing: map[string]bool{}, late: map[string]bool{}}
 	done, stopped := make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(stopped)
@@ -111,7 +112,7 @@ func (k *kubelet) sync(ctx context.Context) error {
 			k.members[p.Name] = m
 		}
 		// The readiness probe: /health answers while the member sees a leader.
-		if serves := m != nil && k.etcd.serves(m.clientURL, m.process); serves != pods.Ready(p) && p.DeletionTimestamp.IsZero() {
+		if serves := m != nil && k.etcd.serves(m.clientURL, m.process); serves != pods.Ready(p) && p.DeletionTimestamp.IsZero() && !k.late[p.Name] {
 			if err := k.setReady(ctx, p, serves); err != nil {
 				return err
 			}
@@ -146,15 +147,22 @@ func (k *kubelet) sync(ctx context.Context) error {
 // nodeDown stops the members of pods names and keeps them stopped, as a
 // node that went away would, pods and volumes left in place; nodeUp lets
 // them run again on their data.
-func (k *kubelet) nodeDown(names ...string) { k.setDown(true, names) }
+func (k *kubelet) nodeDown(names ...string) { k.set(k.down, true, names) }
 
-func (k *kubelet) nodeUp(names ...string) { k.setDown(false, names) }
+func (k *kubelet) nodeUp(names ...string) { k.set(k.down, false, names) }
 
-func (k *kubelet) setDown(down bool, names []string) {
+// probeLate holds back the readiness probes of pods names, as the seconds
+// between a member's start and the kubelet's first probe do; probeNow runs
+// them again.
+func (k *kubelet) probeLate(names ...string) { k.set(k.late, true, names) }
+
+func (k *kubelet) probeNow(names ...string) { k.set(k.late, false, names) }
+
+func (k *kubelet) set(m map[string]bool, v bool, names []string) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	for _, n := range names {
-		k.down[n] = down
+		m[n] = v
 	}
 }
 

@@ -32,6 +32,10 @@ const (
 	ReasonInvalid      = "InvalidSpec"
 	ReasonHealthy      = "MembersHealthy"
 	ReasonMemberFailed = "MemberUnhealthy"
+	// ReasonPodsNotReady: every member answers, but the kubelet has not
+	// yet found some of their pods Ready, so the client Service does not
+	// send them traffic.
+	ReasonPodsNotReady = "PodsNotReady"
 	ReasonNameConflict = conditions.ReasonNameConflict
 	// ReasonVersionStep: spec.version is not a step etcd can take from
 	// the version the members run.
@@ -168,10 +172,17 @@ func report(c *etcdv1.EtcdCluster, members []membership.Member, obs observed, st
 		set(c, conditions.Progressing, metav1.ConditionTrue, string(step.Action), "%s: %s", step, step.Reason)
 	}
 
-	if step.Action == membership.None && len(unready) == 0 && c.Status.TargetVersion == "" {
-		set(c, conditions.Ready, metav1.ConditionTrue, ReasonHealthy, "%d members, all healthy, running etcd %s", len(members), c.Status.CurrentVersion)
-	} else {
+	settled := step.Action == membership.None && len(unready) == 0 && c.Status.TargetVersion == ""
+	switch waiting := podsNotReady(c.Name, members, obs); {
+	case !settled:
 		set(c, conditions.Ready, metav1.ConditionFalse, notReadyReason(step), "%s", step.Reason)
+	case len(waiting) > 0:
+		// etcd answers before the kubelet's next probe: Ready waits for
+		// it, so that what kubectl shows of the pods agrees.
+		set(c, conditions.Ready, metav1.ConditionFalse, ReasonPodsNotReady,
+			"every member answers; waiting for the kubelet to find %s Ready (the client Service sends them no traffic before)", strings.Join(waiting, ", "))
+	default:
+		set(c, conditions.Ready, metav1.ConditionTrue, ReasonHealthy, "%d members, all healthy, running etcd %s", len(members), c.Status.CurrentVersion)
 	}
 
 	switch {
@@ -193,6 +204,19 @@ func report(c *etcdv1.EtcdCluster, members []membership.Member, obs observed, st
 	default:
 		set(c, conditions.Degraded, metav1.ConditionFalse, ReasonHealthy, "every member is healthy")
 	}
+}
+
+// podsNotReady names the members whose pod is missing or not Ready, in
+// ordinal order.
+func podsNotReady(cluster string, members []membership.Member, obs observed) []string {
+	var names []string
+	for _, m := range members {
+		if p := obs.pods[m.Name]; p == nil || !pods.Ready(p) {
+			names = append(names, m.Name)
+		}
+	}
+	sortByOrdinal(cluster, names)
+	return names
 }
 
 // notReadyReason is the reason of Ready=False for a step.
