@@ -43,22 +43,34 @@ func (o FieldOwner) Apply(ctx context.Context, c client.Client, obj runtime.Appl
 
 // ApplyChanged applies obj as Apply does, unless live, the object as the
 // operator's cache last saw it, still holds what this process's last apply
-// of the same configuration left: then the apply would change nothing, and
-// would still cost a write (a PATCH for every child on every reconcile, even
-// idle). Only status and bookkeeping (resourceVersion, managedFields) may
-// have changed since: a Deployment's rollout does not make its
-// configuration apply again, but any other change does (a person's edit, a
-// label a controller added), and so does a different configuration, so
-// drift is still repaired and fields dropped from the configuration still
-// removed. live is read into by the caller, empty (no UID) when the object
-// does not exist; its type is the object's. It reports whether it applied.
+// of the same configuration left in the fields the configuration sets: then
+// the apply would change nothing, and would still cost a write (a PATCH for
+// every child on every reconcile, even idle). What the configuration does
+// not set is not compared: status, bookkeeping, and what other controllers
+// add (a Deployment's revision annotation, a bound claim's volume name and
+// annotations, a person's label) are theirs, and an apply would leave them
+// as they are. A change to a field the configuration sets (a person's edit,
+// a value removed), a list of it grown or shrunk, and a different
+// configuration apply again, so drift is still repaired and fields dropped
+// from the configuration still removed. live is read into by the caller,
+// empty (no UID) when the object does not exist; its type is the object's.
+// It reports whether it applied.
 func (o FieldOwner) ApplyChanged(ctx context.Context, c client.Client, obj runtime.ApplyConfiguration, live client.Object) (bool, error) {
-	config, err := hashOf(append([]byte(o+"\x00"), mustJSON(obj)...))
+	sent := mustJSON(obj)
+	config, err := hashOf(append([]byte(o+"\x00"), sent...))
 	if err != nil {
 		return false, err
 	}
+	var mask map[string]any
+	if err := json.Unmarshal(sent, &mask); err != nil {
+		return false, err
+	}
+	// Objects read from a cache or a typed client have no apiVersion and
+	// kind; the apply's answer has them.
+	delete(mask, "apiVersion")
+	delete(mask, "kind")
 	if uid := live.GetUID(); uid != "" {
-		content, err := contentHash(live)
+		content, err := setFieldsHash(mask, live)
 		if err != nil {
 			return false, err
 		}
@@ -76,7 +88,7 @@ func (o FieldOwner) ApplyChanged(ctx context.Context, c client.Client, obj runti
 	if err := json.Unmarshal(mustJSON(obj), answer); err != nil {
 		return true, fmt.Errorf("reading the answer to applying %T: %w", obj, err)
 	}
-	content, err := contentHash(answer)
+	content, err := setFieldsHash(mask, answer)
 	if err != nil {
 		return true, err
 	}
@@ -84,31 +96,61 @@ func (o FieldOwner) ApplyChanged(ctx context.Context, c client.Client, obj runti
 	return true, nil
 }
 
-// contentHash identifies an object's content: all but its status and the
-// bookkeeping every write changes.
-func contentHash(obj client.Object) (string, error) {
+// setFieldsHash identifies what obj holds in the fields mask, a
+// configuration's JSON form, sets (project).
+func setFieldsHash(mask map[string]any, obj client.Object) (string, error) {
 	b, err := json.Marshal(obj)
 	if err != nil {
 		return "", err
 	}
-	var m map[string]any
+	var m any
 	if err := json.Unmarshal(b, &m); err != nil {
 		return "", err
 	}
-	// Objects read from a cache or a typed client have no apiVersion and
-	// kind; the apply's answer has them.
-	delete(m, "status")
-	delete(m, "apiVersion")
-	delete(m, "kind")
-	if meta, ok := m["metadata"].(map[string]any); ok {
-		delete(meta, "resourceVersion")
-		delete(meta, "managedFields")
-	}
-	b, err = json.Marshal(m) // map keys sorted
+	b, err = json.Marshal(project(mask, m)) // map keys sorted
 	if err != nil {
 		return "", err
 	}
 	return hashOf(b)
+}
+
+// absent stands, in a projection, for a field the mask sets and the value
+// does not have.
+const absent = "\x00absent"
+
+// project keeps of v, a JSON value, the fields mask sets: of a map, the
+// keys mask has; of a list as long as mask's, each item by mask's item at
+// its index; a list of another length, and any other value, whole (the
+// server's defaults inside it compare equal, a grown or shrunk list does
+// not).
+func project(mask, v any) any {
+	switch mk := mask.(type) {
+	case map[string]any:
+		vm, ok := v.(map[string]any)
+		if !ok {
+			return v
+		}
+		out := make(map[string]any, len(mk))
+		for k, sub := range mk {
+			if x, ok := vm[k]; ok {
+				out[k] = project(sub, x)
+			} else {
+				out[k] = absent
+			}
+		}
+		return out
+	case []any:
+		vl, ok := v.([]any)
+		if !ok || len(vl) != len(mk) {
+			return v
+		}
+		out := make([]any, len(vl))
+		for i := range vl {
+			out[i] = project(mk[i], vl[i])
+		}
+		return out
+	}
+	return v
 }
 
 // mustJSON encodes an apply configuration or an object; both always encode.

@@ -16,8 +16,9 @@ import (
 
 // ApplyChanged against a real API server: the second apply of the same
 // configuration to an unchanged object is skipped, and so is one after a
-// status write; an edit by someone else, or a configuration that drops a
-// field, applies again and wins.
+// status write or a change to what the configuration does not set; an edit
+// by someone else of what it sets, or a configuration that drops a field,
+// applies again and wins.
 func TestApplyChanged(t *testing.T) {
 	cfg := testenv.Start(t, "operator.prgcont.cz_gordons.yaml")
 	c, err := client.New(cfg, client.Options{})
@@ -91,12 +92,48 @@ func TestApplyChanged(t *testing.T) {
 	if applied, err := owner.ApplyChanged(ctx, c, svc(), &s); err != nil || applied {
 		t.Errorf("after a status write: applied = %v (%v), want it skipped", applied, err)
 	}
+	// What the configuration does not set is someone else's: an apply
+	// would leave it, so it costs none.
 	s.Labels = map[string]string{"added-by": "someone"}
+	s.Spec.SessionAffinity = corev1.ServiceAffinityClientIP
 	if err := c.Update(ctx, &s); err != nil {
 		t.Fatal(err)
 	}
-	if applied, err := owner.ApplyChanged(ctx, c, svc(), &s); err != nil || !applied {
-		t.Errorf("after a label was added: applied = %v (%v), want it applied", applied, err)
+	if applied, err := owner.ApplyChanged(ctx, c, svc(), &s); err != nil || applied {
+		t.Errorf("after someone added a label and set a field the configuration does not: applied = %v (%v), want it skipped", applied, err)
+	}
+	// A field the configuration sets, changed, and a list of it grown.
+	edits := map[string]func(*corev1.Service){
+		"changed the type": func(s *corev1.Service) { s.Spec.Type = corev1.ServiceTypeNodePort },
+		"added a port": func(s *corev1.Service) {
+			s.Spec.Ports = append(s.Spec.Ports, corev1.ServicePort{Name: "b", Port: 9000})
+		},
+	}
+	for what, edit := range edits {
+		if err := c.Get(ctx, client.ObjectKey{Namespace: "default", Name: "db"}, &s); err != nil {
+			t.Fatal(err)
+		}
+		edit(&s)
+		if len(s.Spec.Ports) > 1 {
+			s.Spec.Ports[0].Name = "a" // two ports need names
+		}
+		if err := c.Update(ctx, &s); err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+		if applied, err := owner.ApplyChanged(ctx, c, svc(), &s); err != nil || !applied {
+			t.Errorf("after someone %s: applied = %v (%v), want it applied", what, applied, err)
+		}
+		if err := c.Get(ctx, client.ObjectKey{Namespace: "default", Name: "db"}, &s); err != nil {
+			t.Fatal(err)
+		}
+		if s.Spec.Type != corev1.ServiceTypeLoadBalancer || s.Spec.Ports[0].Port != 27017 || s.Labels["added-by"] != "someone" ||
+			s.Spec.SessionAffinity != corev1.ServiceAffinityClientIP {
+			t.Errorf("after someone %s and the apply: type %s, port %d, labels %v, affinity %s; want LoadBalancer, 27017 and theirs kept",
+				what, s.Spec.Type, s.Spec.Ports[0].Port, s.Labels, s.Spec.SessionAffinity)
+		}
+		if applied, err := owner.ApplyChanged(ctx, c, svc(), &s); err != nil || applied {
+			t.Errorf("after someone %s, once repaired: applied = %v (%v), want it skipped", what, applied, err)
+		}
 	}
 
 	other := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "settings", Namespace: "default", UID: "another-object"}}

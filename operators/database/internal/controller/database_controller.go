@@ -26,8 +26,7 @@ import (
 type DatabaseReconciler struct {
 	client.Client
 	// APIReader reads from the API server what the cache leaves out: a Pod
-	// or Service of a Database's name that the operator did not create, and
-	// Secrets, of which the cache holds the metadata only.
+	// or Service of a Database's name that the operator did not create.
 	APIReader client.Reader
 	Recorder  events.EventRecorder
 	// Secrets says which Secrets of its namespace a Database may name.
@@ -39,6 +38,9 @@ type DatabaseReconciler struct {
 	Requests pods.Requests
 
 	told conditions.Told
+	// secretReads reads Secrets, of which the cache holds the metadata
+	// only, from the API server when they changed.
+	secretReads *secrets.Reader
 }
 
 // +kubebuilder:rbac:groups=zalando.org,resources=databases,verbs=list;watch
@@ -60,8 +62,11 @@ type DatabaseReconciler struct {
 func (r *DatabaseReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	return reconciler.Run(ctx, req, reconciler.Steps[*dbv1.Database, observed]{
 		Client: r.Client, Recorder: r.Recorder, Told: &r.told,
-		New:       func() *dbv1.Database { return &dbv1.Database{} },
-		Normal:    r.reconcileChildren,
+		New:    func() *dbv1.Database { return &dbv1.Database{} },
+		Normal: r.reconcileChildren,
+		Forget: func(key client.ObjectKey) {
+			r.secretReads.Forget(client.ObjectKey{Namespace: key.Namespace, Name: key.Name + generatedSecretSuffix})
+		},
 		Settling:  func(o observed) bool { return o.created },
 		Summarize: summarize,
 	})
@@ -79,6 +84,10 @@ func Cache() map[client.Object]cache.ByObject {
 // SetupWithManager watches Databases, their children, and the Secrets they
 // name, so that every change is handled as it happens, without polling.
 func (r *DatabaseReconciler) SetupWithManager(mgr ctrl.Manager) error {
+	if r.APIReader == nil {
+		r.APIReader = mgr.GetAPIReader()
+	}
+	r.secretReads = &secrets.Reader{Metadata: mgr.GetClient(), API: r.APIReader}
 	secrets, err := refs.Index(mgr, &dbv1.Database{}, &dbv1.DatabaseList{}, secretRefIndex,
 		func(o client.Object) []string {
 			if ref := o.(*dbv1.Database).Spec.RootPasswordSecretRef; ref != nil {

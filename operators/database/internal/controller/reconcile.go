@@ -77,14 +77,14 @@ func (r *DatabaseReconciler) reconcileSecret(ctx context.Context, db *dbv1.Datab
 
 	const what = "the root password"
 	if !generated {
-		if _, err := r.Secrets.Key(ctx, r.APIReader, db.Namespace, ref.Name, ref.Key, what,
+		if _, err := r.Secrets.Key(ctx, r.secretReads, db.Namespace, ref.Name, ref.Key, what,
 			"remove spec.rootPasswordSecretRef to let the operator generate one"); err != nil {
 			return nil, err
 		}
 		return ref, nil
 	}
 	secret := &corev1.Secret{}
-	err := r.APIReader.Get(ctx, types.NamespacedName{Namespace: db.Namespace, Name: ref.Name}, secret)
+	err := r.secretReads.Get(ctx, types.NamespacedName{Namespace: db.Namespace, Name: ref.Name}, secret)
 	switch {
 	case apierrors.IsNotFound(err):
 		if err := r.serverWithoutSecret(ctx, db, ref); err != nil {
@@ -143,6 +143,7 @@ func (r *DatabaseReconciler) createPasswordSecret(ctx context.Context, db *dbv1.
 	if err := r.Create(ctx, secret, client.FieldOwner(FieldOwner)); err != nil {
 		return fmt.Errorf("creating Secret %s: %w", ref.Name, err)
 	}
+	r.secretReads.Remember(secret)
 	*made = append(*made, fmt.Sprintf("Secret %s with a generated root password", ref.Name))
 	return nil
 }

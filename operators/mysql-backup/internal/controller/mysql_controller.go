@@ -32,9 +32,7 @@ import (
 // MySQLReconciler reconciles MySQLs.
 type MySQLReconciler struct {
 	client.Client
-	// APIReader reads around the cache. The credentials Secret records
-	// which password the server has; deciding from a stale copy of it would
-	// run a password Job twice.
+	// APIReader reads around the cache.
 	APIReader client.Reader
 	Recorder  events.EventRecorder
 	// JobDeadline is how long a backup, restore or password Job may run
@@ -54,6 +52,11 @@ type MySQLReconciler struct {
 	jobsTold toldJobs
 	// told is the Degraded reason each MySQL's last Warning event told.
 	told conditions.Told
+	// secretReads reads the credentials Secrets and those the MySQLs name,
+	// from the API server only when the cache shows them changed. The
+	// credentials Secret records which password the server has; deciding
+	// from a stale copy of it would run a password Job twice.
+	secretReads *secrets.Reader
 }
 
 // DefaultJobDeadline is JobDeadline unless the operator's flag says otherwise.
@@ -95,7 +98,7 @@ func (r *MySQLReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl
 	return reconciler.Run(ctx, req, reconciler.Steps[*mysqlv1.MySQL, observed]{
 		Client: r.Client, Recorder: r.Recorder, Told: &r.told,
 		New:               func() *mysqlv1.MySQL { return &mysqlv1.MySQL{} },
-		Forget:            r.jobsTold.forget,
+		Forget:            r.forget,
 		Normal:            r.reconcileChildren,
 		Summarize:         summarize,
 		Finalizer:         finalizer,
@@ -104,12 +107,19 @@ func (r *MySQLReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl
 	})
 }
 
+// forget drops what the operator remembers of the MySQL key, once it is
+// gone.
+func (r *MySQLReconciler) forget(key client.ObjectKey) {
+	r.jobsTold.forget(key)
+	r.secretReads.Forget(client.ObjectKey{Namespace: key.Namespace, Name: credentialsName(key.Name)})
+}
+
 // Cache narrows the operator's cache to its own children, with the
 // app.kubernetes.io/managed-by label, instead of every Deployment,
 // ReplicaSet (the server's pods are found through its Deployment's), Service,
 // volume, Job and Pod of the cluster. Secrets are watched for their metadata
-// only: no password is held in memory, and a Secret is read from the API
-// server when a MySQL needs it.
+// only: the cache holds no password, and the Secrets a MySQL needs are read
+// through secretReads.
 func Cache() map[client.Object]cache.ByObject {
 	return manager.Children(FieldOwner, &appsv1.Deployment{}, &appsv1.ReplicaSet{}, &corev1.Service{}, &corev1.PersistentVolumeClaim{},
 		&batchv1.Job{}, &corev1.Pod{})
@@ -124,6 +134,7 @@ func (r *MySQLReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if r.APIReader == nil {
 		r.APIReader = mgr.GetAPIReader()
 	}
+	r.secretReads = &secrets.Reader{Metadata: mgr.GetClient(), API: r.APIReader}
 	secrets, err := refs.Index(mgr, &mysqlv1.MySQL{}, &mysqlv1.MySQLList{}, secretRefIndex,
 		func(o client.Object) []string {
 			if ref := o.(*mysqlv1.MySQL).Spec.PasswordSecretRef; ref != nil {

@@ -272,7 +272,7 @@ func (r *MySQLReconciler) desiredPassword(ctx context.Context, m *mysqlv1.MySQL)
 		return m.Spec.Password, nil
 	}
 	ref := m.Spec.PasswordSecretRef
-	p, err := r.Secrets.Key(ctx, r.APIReader, m.Namespace, ref.Name, ref.Key, "the root password", "")
+	p, err := r.Secrets.Key(ctx, r.secretReads, m.Namespace, ref.Name, ref.Key, "the root password", "")
 	return string(p), err
 }
 
@@ -298,6 +298,7 @@ func (r *MySQLReconciler) credentials(ctx context.Context, m *mysqlv1.MySQL, des
 	if err := r.Create(ctx, s, client.FieldOwner(FieldOwner)); err != nil {
 		return nil, err
 	}
+	r.secretReads.Remember(s)
 	return s, nil
 }
 
@@ -426,7 +427,7 @@ func (r *MySQLReconciler) serverPods(ctx context.Context, m *mysqlv1.MySQL) ([]*
 func (r *MySQLReconciler) reconcileRestore(ctx context.Context, m *mysqlv1.MySQL, pvc *corev1.PersistentVolumeClaim) (string, error) {
 	from := pvc.Annotations[restoredAnnotation]
 	if pvc.UID == "" {
-		return "", restoring(m, ReasonServerStarting, "waiting for the data volume %s", pvc.Name)
+		return "", serverStarting(m)
 	}
 	name := restoreJobName(m.Name)
 	j := &batchv1.Job{}
@@ -554,7 +555,7 @@ func (r *MySQLReconciler) startRestore(ctx context.Context, m *mysqlv1.MySQL, pv
 		return err
 	}
 	if pod == nil {
-		return restoring(m, ReasonServerStarting, "waiting for the server to answer before running %s", name)
+		return serverStarting(m)
 	}
 	j := restoreJob(m, r.jobOptions(), pod, pvc.UID)
 	if err := controllerutil.SetControllerReference(m, j, r.Scheme()); err != nil {
@@ -568,6 +569,13 @@ func (r *MySQLReconciler) startRestore(ctx context.Context, m *mysqlv1.MySQL, pv
 		r.Recorder.Eventf(m, j, corev1.EventTypeNormal, ReasonRestoring, "CreateRestoreJob", "Started %s to load the latest backup, if any", name)
 	}
 	return restoring(m, ReasonRestoring, "%s is loading the latest backup, if any", name)
+}
+
+// serverStarting says the restore waits for the server to answer: one
+// message while its volume binds and its pod starts, so that the status is
+// written once for the wait, not once per step of it.
+func serverStarting(m *mysqlv1.MySQL) error {
+	return restoring(m, ReasonServerStarting, "starting the server; then %s loads the latest backup, if any", restoreJobName(m.Name))
 }
 
 func restoring(m *mysqlv1.MySQL, reason, format string, args ...any) error {

@@ -38,8 +38,8 @@ func kept(m *mysqlv1.MySQL) []client.Object {
 
 // claim reads obj (its name and namespace set) and returns whether it
 // exists: from the cache, which holds m's children only, else from the API
-// server (a Secret always from the API server: the cache holds Secrets'
-// metadata only). Only m's own objects may be changed: a
+// server (a Secret through secretReads: the cache holds Secrets' metadata
+// only). Only m's own objects may be changed: a
 // stranger's with the same name is a NameConflict, never adopted; one of an
 // earlier MySQL of the same name that is still going is waited for. An
 // object of m made by an earlier version of the operator loses its owner
@@ -49,7 +49,7 @@ func (r *MySQLReconciler) claim(ctx context.Context, m *mysqlv1.MySQL, obj clien
 	kind := kindOf(obj)
 	var err error
 	if _, secret := obj.(*corev1.Secret); secret {
-		err = r.APIReader.Get(ctx, client.ObjectKeyFromObject(obj), obj)
+		err = r.secretReads.Get(ctx, client.ObjectKeyFromObject(obj), obj)
 	} else {
 		err = apply.Get(ctx, r.Client, r.APIReader, client.ObjectKeyFromObject(obj), obj)
 	}
@@ -78,6 +78,9 @@ func (r *MySQLReconciler) claim(ctx context.Context, m *mysqlv1.MySQL, obj clien
 	obj.SetAnnotations(a)
 	if err := r.Patch(ctx, obj, patch); err != nil {
 		return true, fmt.Errorf("removing the owner reference of %s %s: %w", kind, obj.GetName(), err)
+	}
+	if s, secret := obj.(*corev1.Secret); secret {
+		r.secretReads.Remember(s)
 	}
 	return true, nil
 }

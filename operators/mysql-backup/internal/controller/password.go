@@ -142,7 +142,7 @@ func (r *MySQLReconciler) reconcilePassword(ctx context.Context, m *mysqlv1.MySQ
 		return nil
 	case passwordRecord:
 		creds.Data[keyPendingPassword] = []byte(desired)
-		if err := r.Update(ctx, creds, client.FieldOwner(FieldOwner)); err != nil {
+		if err := r.updateCredentials(ctx, creds); err != nil {
 			return err
 		}
 		setCondition(m, PasswordChanged, metav1.ConditionUnknown, ReasonChangingPassword, "recorded the new password; starting "+name)
@@ -194,13 +194,24 @@ func (r *MySQLReconciler) reconcilePassword(ctx context.Context, m *mysqlv1.MySQ
 		}
 		creds.Annotations[passwordVersionAnnotation] = strconv.Itoa(v + 1)
 	}
-	if err := r.Update(ctx, creds, client.FieldOwner(FieldOwner)); err != nil {
+	if err := r.updateCredentials(ctx, creds); err != nil {
 		return err
 	}
 	if changed {
 		r.Recorder.Eventf(m, j, corev1.EventTypeNormal, ReasonPasswordChanged, "PasswordJobDone", "The root password was changed")
 	}
 	setCondition(m, PasswordChanged, metav1.ConditionTrue, ReasonPasswordChanged, "the server has the root password the spec asks for")
+	return nil
+}
+
+// updateCredentials writes creds, the credentials Secret, and remembers the
+// API server's answer: the next pass decides from it, not from an older
+// version the cache may still show.
+func (r *MySQLReconciler) updateCredentials(ctx context.Context, creds *corev1.Secret) error {
+	if err := r.Update(ctx, creds, client.FieldOwner(FieldOwner)); err != nil {
+		return err
+	}
+	r.secretReads.Remember(creds)
 	return nil
 }
 
