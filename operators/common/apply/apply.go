@@ -23,8 +23,12 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	metav1ac "k8s.io/client-go/applyconfigurations/meta/v1"
+	toolscache "k8s.io/client-go/tools/cache"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
+
+	"github.com/operator-workshops/workshop/operators/common/conditions"
 )
 
 // FieldOwner is the server-side apply field manager of one operator, for
@@ -185,11 +189,11 @@ func hashOf(b []byte) (string, error) {
 }
 
 // applied remembers, for each object by UID, the last configuration applied
-// to it and the content the API server answered with. UIDs are never
+// to it and the fields it set as the API server answered. UIDs are never
 // reused, so one memory serves every controller of the process. It holds
-// two hashes per child ever applied (those of deleted children stay until
-// the process ends, some 100 bytes each) and is empty after a restart,
-// which costs one apply per child.
+// two hashes per child (some 100 bytes), forgets a child when the cache
+// sees it deleted (ForgetDeleted), and is empty after a restart, which
+// costs one apply per child.
 type applied struct {
 	mu   sync.Mutex
 	last map[types.UID]appliedAt
@@ -203,6 +207,51 @@ func (a *applied) unchanged(uid types.UID, now appliedAt) bool {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	return a.last[uid] == now
+}
+
+func (a *applied) forget(uid types.UID) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	delete(a.last, uid)
+}
+
+// ForgetDeleted makes ApplyChanged forget an object of the kinds of objs
+// once informers, the manager's cache, see it deleted, so that its memory
+// holds the living children only. Call it once per manager, with the kinds
+// the operator applies.
+func ForgetDeleted(ctx context.Context, informers cache.Informers, objs ...client.Object) error {
+	for _, obj := range objs {
+		inf, err := informers.GetInformer(ctx, obj)
+		if err != nil {
+			return fmt.Errorf("watching deletions of %T: %w", obj, err)
+		}
+		if _, err := inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{DeleteFunc: func(o any) {
+			if d, ok := o.(toolscache.DeletedFinalStateUnknown); ok {
+				o = d.Obj
+			}
+			if m, ok := o.(metav1.Object); ok {
+				last.forget(m.GetUID())
+			}
+		}}); err != nil {
+			return fmt.Errorf("watching deletions of %T: %w", obj, err)
+		}
+	}
+	return nil
+}
+
+// Reset forgets every apply, as a new process starts: testenv's Restart,
+// which plays a restart in the same process, calls it.
+func Reset() {
+	last.mu.Lock()
+	defer last.mu.Unlock()
+	clear(last.last)
+}
+
+// size is how many objects ApplyChanged remembers, for the tests.
+func size() int {
+	last.mu.Lock()
+	defer last.mu.Unlock()
+	return len(last.last)
 }
 
 func (a *applied) record(uid types.UID, at appliedAt) {
@@ -259,14 +308,45 @@ func ControllerReference(owner client.Object, scheme *runtime.Scheme) (*metav1ac
 }
 
 // Get reads the object at key into obj from cached, the operator's cache,
-// and when the cache has none, from live, the API server itself. The cache
+// and when the cache has none, from live, the API server itself (unless
+// live is nil: cached then reads from the API server already). The cache
 // holds only the operator's own children (manager.Children): an object of
 // the same name that a person or another controller made is not in it, and
 // must be seen, and left alone, before an apply would take it over.
 func Get(ctx context.Context, cached, live client.Reader, key client.ObjectKey, obj client.Object) error {
 	err := cached.Get(ctx, key, obj)
-	if !apierrors.IsNotFound(err) {
+	if !apierrors.IsNotFound(err) || live == nil {
 		return err
 	}
 	return live.Get(ctx, key, obj)
+}
+
+// Claim reads obj (its name and namespace set) as Get does and reports
+// whether it exists. One that exists and that ours does not recognise as
+// owner's is a NameConflict: the operators never change nor adopt an
+// object they did not make. obj holds what was read, the conflicting
+// object included. ours is ControlledBy(owner) unless the operator marks
+// its children otherwise.
+func Claim(ctx context.Context, cached, live client.Reader, owner, obj client.Object, ours func(client.Object) bool) (bool, error) {
+	err := Get(ctx, cached, live, client.ObjectKeyFromObject(obj), obj)
+	switch {
+	case apierrors.IsNotFound(err):
+		return false, nil
+	case err != nil:
+		return false, err
+	case !ours(obj):
+		return true, conditions.NameConflict(KindOf(obj), obj.GetName(), KindOf(owner), owner.GetName())
+	}
+	return true, nil
+}
+
+// ControlledBy recognises the objects owner controls (its controller
+// reference).
+func ControlledBy(owner client.Object) func(client.Object) bool {
+	return func(obj client.Object) bool { return metav1.IsControlledBy(obj, owner) }
+}
+
+// KindOf names the kind of a typed object: "Service" for a *corev1.Service.
+func KindOf(obj client.Object) string {
+	return reflect.TypeOf(obj).Elem().Name()
 }

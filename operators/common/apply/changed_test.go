@@ -2,12 +2,14 @@ package apply_test
 
 import (
 	"context"
+	"fmt"
 	"maps"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/operator-workshops/workshop/operators/common/apply"
@@ -139,4 +141,45 @@ func TestApplyChanged(t *testing.T) {
 	other := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "settings", Namespace: "default", UID: "another-object"}}
 	other.ResourceVersion = live().ResourceVersion
 	step("another object's identity", cm(map[string]string{"a": "3"}), other, true, map[string]string{"a": "3"})
+}
+
+// ApplyChanged remembers a child while it lives: once the cache sees it
+// deleted, its memory goes.
+func TestApplyChangedForgetsDeletedObjects(t *testing.T) {
+	cfg := testenv.Start(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	c, err := client.New(cfg, client.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	informers, err := cache.New(cfg, cache.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := apply.ForgetDeleted(ctx, informers, &corev1.ConfigMap{}); err != nil {
+		t.Fatal(err)
+	}
+	go func() { _ = informers.Start(ctx) }()
+	if !informers.WaitForCacheSync(ctx) {
+		t.Fatal("the cache did not sync")
+	}
+	owner := apply.FieldOwner("apply-test")
+	before := apply.Remembered()
+	var live corev1.ConfigMap
+	if _, err := owner.ApplyChanged(ctx, c, corev1ac.ConfigMap("short-lived", "default").WithData(map[string]string{"a": "1"}), &live); err != nil {
+		t.Fatal(err)
+	}
+	if n := apply.Remembered(); n != before+1 {
+		t.Fatalf("%d objects remembered after an apply, want %d", n, before+1)
+	}
+	if err := c.Delete(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "short-lived", Namespace: "default"}}); err != nil {
+		t.Fatal(err)
+	}
+	testenv.Eventually(t, "the deleted ConfigMap forgotten", func(context.Context) error {
+		if n := apply.Remembered(); n != before {
+			return fmt.Errorf("%d objects remembered, want %d", n, before)
+		}
+		return nil
+	})
 }

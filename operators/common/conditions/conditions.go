@@ -40,16 +40,44 @@ func IsTrue(conds []metav1.Condition, typ string) bool {
 	return meta.IsStatusConditionTrue(conds, typ)
 }
 
-// Told remembers, for each object, the Degraded reason a Warning event last
-// told a person, so that each problem is told once (the status says it all
-// along), however many passes see it. It remembers in memory because the
-// object a pass starts from comes from a cache that may not have seen the
-// previous pass's status write yet; after a restart it trusts that status.
-// Its zero value is ready to use; a reconciler holds one, and forgets each
-// object once it is gone.
+// Told remembers what events told a person about each object, so that each
+// is told once however many passes see it: the Degraded reason a Warning
+// last told (the status says it all along), and the outcomes told Once (a
+// Job's). It remembers in memory because the object a pass starts from
+// comes from a cache that may not have seen the previous pass's status
+// write yet; after a restart it trusts that status. Its zero value is ready
+// to use; a reconciler holds one, and forgets each object once it is gone.
 type Told struct {
 	mu      sync.Mutex
 	reasons map[types.NamespacedName]toldReason
+	once    map[types.NamespacedName]toldOnce
+}
+
+// toldOnce is what was told Once about the object of uid.
+type toldOnce struct {
+	uid  types.UID
+	told map[string]bool
+}
+
+// Once reports whether what (a Job's outcome, by the Job's UID) is told
+// about obj for the first time, and remembers that it is.
+func (t *Told) Once(obj metav1.Object, what string) bool {
+	key := types.NamespacedName{Namespace: obj.GetNamespace(), Name: obj.GetName()}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	o, known := t.once[key]
+	if !known || o.uid != obj.GetUID() {
+		o = toldOnce{uid: obj.GetUID(), told: map[string]bool{}}
+		if t.once == nil {
+			t.once = map[types.NamespacedName]toldOnce{}
+		}
+		t.once[key] = o
+	}
+	if o.told[what] {
+		return false
+	}
+	o.told[what] = true
+	return true
 }
 
 // toldReason is the reason last told about the object of uid: a new object
@@ -98,4 +126,5 @@ func (t *Told) Forget(key types.NamespacedName) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	delete(t.reasons, key)
+	delete(t.once, key)
 }

@@ -87,6 +87,32 @@ func TestToldDegraded(t *testing.T) {
 	}
 }
 
+// An outcome (a Job's, by its UID) is told once per object, whatever
+// Degraded does meanwhile; a new object of the same name, and one
+// forgotten, start afresh.
+func TestToldOnce(t *testing.T) {
+	var told Told
+	obj := &metav1.ObjectMeta{Namespace: "ns", Name: "m", UID: "first"}
+	if !told.Once(obj, "restore") || told.Once(obj, "restore") {
+		t.Error("the restore's outcome is not told exactly once")
+	}
+	if !told.Once(obj, "backup") {
+		t.Error("the backup's outcome is not told after the restore's")
+	}
+	told.Degraded(obj, nil, nil) // Degraded False: the next problem is told again, not the outcomes
+	if told.Once(obj, "restore") {
+		t.Error("the restore's outcome is told again once Degraded is False")
+	}
+	again := &metav1.ObjectMeta{Namespace: "ns", Name: "m", UID: "second"}
+	if !told.Once(again, "restore") {
+		t.Error("the restore of a new object of the same name is not told")
+	}
+	told.Forget(types.NamespacedName{Namespace: "ns", Name: "m"})
+	if len(told.once) != 0 || !told.Once(again, "restore") {
+		t.Errorf("after the object is gone: %v remembered", told.once)
+	}
+}
+
 func TestReportedAndUnreported(t *testing.T) {
 	blocked := Block("SecretNotFound", "Secret %q not found", "s")
 	waiting := Wait("Restoring", "restore-job runs")

@@ -5,10 +5,14 @@
 package manager
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
+	"maps"
+	"net/http"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -27,6 +31,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
+	"github.com/operator-workshops/workshop/operators/common/apply"
 	"github.com/operator-workshops/workshop/operators/common/labels"
 )
 
@@ -106,7 +111,7 @@ func (o *Options) BindFlags(fs *flag.FlagSet, op Operator) {
 		"How long running reconciles may take to finish after SIGTERM.")
 	fs.Float64Var(&o.QPS, "kube-api-qps", 20, "Requests per second the operator may send to the API server.")
 	fs.IntVar(&o.Burst, "kube-api-burst", 30, "Requests the operator may send at once above --kube-api-qps.")
-	fs.IntVar(&o.Workers, "workers", 4,
+	fs.IntVar(&o.Workers, "workers", DefaultWorkers,
 		"How many custom resources are reconciled at once. Each kind of request has its own --kube-api-qps: "+
 			"one worker waits on each in turn, several keep them all busy.")
 	fs.IntVar(&o.Verbosity, "v", 0,
@@ -211,6 +216,10 @@ func metricsOptions(o Options) metricsserver.Options {
 	return m
 }
 
+// DefaultWorkers is --workers unless given: how many custom resources
+// each controller reconciles at once.
+const DefaultWorkers = 4
+
 // New builds a manager for op with options o, using the kubeconfig
 // controller-runtime finds (flag, $KUBECONFIG, in-cluster, ~/.kube/config).
 func New(op Operator, o Options) (ctrl.Manager, error) {
@@ -244,13 +253,32 @@ func New(op Operator, o Options) (ctrl.Manager, error) {
 	if err != nil {
 		return nil, fmt.Errorf("creating the %s manager: %w", op.Name, err)
 	}
+	if err := apply.ForgetDeleted(context.Background(), mgr.GetCache(), slices.Collect(maps.Keys(op.Cache))...); err != nil {
+		return nil, err
+	}
 	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
 		return nil, err
 	}
-	if err := mgr.AddReadyzCheck("readyz", healthz.Ping); err != nil {
+	// Ready once the caches are synced: a client that waits for readiness
+	// (a Deployment's rollout, the benchmark) then sees every object it
+	// creates reconciled as an event, not queued behind the initial list.
+	if err := mgr.AddReadyzCheck("readyz", cachesSynced(mgr.GetCache())); err != nil {
 		return nil, err
 	}
 	return mgr, nil
+}
+
+// cachesSynced is a readiness check that passes once every informer of c
+// has synced.
+func cachesSynced(c cache.Cache) healthz.Checker {
+	return func(req *http.Request) error {
+		ctx, cancel := context.WithTimeout(req.Context(), time.Second)
+		defer cancel()
+		if !c.WaitForCacheSync(ctx) {
+			return errors.New("the caches have not synced yet")
+		}
+		return nil
+	}
 }
 
 // CacheOptions are the cache settings of every operator: the namespaces it

@@ -30,14 +30,17 @@ package reconciler
 import (
 	"context"
 	"errors"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/events"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
 
 	"github.com/operator-workshops/workshop/operators/common/conditions"
 	"github.com/operator-workshops/workshop/operators/common/finalizers"
@@ -157,7 +160,7 @@ func Run[T Object, O any](ctx context.Context, req ctrl.Request, s Steps[T, O]) 
 	s.Summarize(obj, observed, err)
 	s.tell(before, obj)
 	if recheck := conditions.Recheck(err); recheck > 0 && (res.RequeueAfter == 0 || recheck < res.RequeueAfter) {
-		res = ctrl.Result{RequeueAfter: recheck}
+		res = Poll(recheck)
 	}
 	if err = conditions.Unreported(err); err != nil {
 		res = ctrl.Result{}
@@ -206,4 +209,14 @@ func ignoreConflict(err error) error {
 		return nil
 	}
 	return err
+}
+
+// Poll looks at an object again after d, for what no watch tells (etcd's
+// members, a stranger's object that stood in a child's way), behind the
+// events waiting: a pass that probes what does not answer takes a worker
+// for seconds, and objects polled that way must never starve the others
+// (controller-runtime's queue serves higher priorities first, and keeps an
+// object's priority when it is requeued).
+func Poll(d time.Duration) ctrl.Result {
+	return ctrl.Result{RequeueAfter: d, Priority: ptr.To(handler.LowPriority)}
 }

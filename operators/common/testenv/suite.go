@@ -4,8 +4,10 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -22,6 +24,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
+	"github.com/operator-workshops/workshop/operators/common/apply"
 	"github.com/operator-workshops/workshop/operators/common/manager"
 )
 
@@ -161,10 +164,14 @@ func (s *Suite) startManager() error {
 		LeaderElectionReleaseOnCancel: true,
 		Cache:                         manager.CacheOptions(byObject, nil),
 		Metrics:                       metricsserver.Options{BindAddress: "0"},
-		// Restart registers the same controllers again in this process.
-		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
+		// As many workers as the operators run with. Restart registers the
+		// same controllers again in this process.
+		Controller: config.Controller{MaxConcurrentReconciles: manager.DefaultWorkers, SkipNameValidation: ptr.To(true)},
 	})
 	if err != nil {
+		return err
+	}
+	if err := apply.ForgetDeleted(context.Background(), mgr.GetCache(), slices.Collect(maps.Keys(byObject))...); err != nil {
 		return err
 	}
 	if err := s.Setup(mgr); err != nil {
@@ -188,6 +195,7 @@ func (s *Suite) Restart(t testing.TB) {
 	if err := s.stopManager(); err != nil {
 		t.Fatalf("stopping the manager: %v", err)
 	}
+	apply.Reset()
 	if err := s.startManager(); err != nil {
 		t.Fatalf("starting a new manager: %v", err)
 	}

@@ -25,12 +25,11 @@ func main() {
 		Flags: func(fs *flag.FlagSet) {
 			requests.BindFlags(fs, "pod", "gordon pod")
 		},
-		Setup: func(mgr ctrl.Manager, o manager.Options) error {
+		Setup: func(mgr ctrl.Manager, _ manager.Options) error {
 			return (&controller.GordonReconciler{
 				Client:       mgr.GetClient(),
 				Recorder:     mgr.GetEventRecorder(controller.FieldOwner),
 				Expectations: expectations.New(),
-				Workers:      o.Workers,
 				Requests:     requests,
 			}).SetupWithManager(mgr)
 		},

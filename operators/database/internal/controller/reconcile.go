@@ -3,13 +3,13 @@ package controller
 import (
 	"context"
 	"crypto/rand"
+	"errors"
 	"fmt"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	metav1ac "k8s.io/client-go/applyconfigurations/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -83,19 +83,19 @@ func (r *DatabaseReconciler) reconcileSecret(ctx context.Context, db *dbv1.Datab
 		}
 		return ref, nil
 	}
-	secret := &corev1.Secret{}
-	err := r.secretReads.Get(ctx, types.NamespacedName{Namespace: db.Namespace, Name: ref.Name}, secret)
+	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: ref.Name, Namespace: db.Namespace}}
+	exists, err := apply.Claim(ctx, r.secretReads, nil, db, secret, apply.ControlledBy(db))
 	switch {
-	case apierrors.IsNotFound(err):
+	case errors.As(err, new(*conditions.Blocked)):
+		return nil, conditions.NameConflictAdvising("Secret", ref.Name, "Database", db.Name,
+			"Delete it, or name it in spec.rootPasswordSecretRef")
+	case err != nil:
+		return nil, err
+	case !exists:
 		if err := r.serverWithoutSecret(ctx, db, ref); err != nil {
 			return nil, err
 		}
 		return ref, r.createPasswordSecret(ctx, db, ref, made)
-	case err != nil:
-		return nil, err
-	case !metav1.IsControlledBy(secret, db):
-		return nil, conditions.Block(ReasonNameConflict,
-			"Secret %q exists and does not belong to Database %q: delete it, or name it in spec.rootPasswordSecretRef", ref.Name, db.Name)
 	}
 	if _, err := secrets.Value(secret, ref.Key, what); err != nil {
 		return nil, err
@@ -160,20 +160,17 @@ func (r *DatabaseReconciler) reconcilePod(ctx context.Context, db *dbv1.Database
 	}
 	desired := podFor(db, image, password, ref, r.Requests)
 
-	pod := &corev1.Pod{}
-	err := apply.Get(ctx, r.Client, r.APIReader, client.ObjectKeyFromObject(db), pod)
-	if apierrors.IsNotFound(err) {
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: db.Name, Namespace: db.Namespace}}
+	exists, err := apply.Claim(ctx, r.Client, r.APIReader, db, pod, apply.ControlledBy(db))
+	if err != nil {
+		return nil, err
+	}
+	if !exists {
 		if err := owner.Apply(ctx, r.Client, desired); err != nil {
 			return nil, err
 		}
 		*made = append(*made, fmt.Sprintf("Pod %s (%s)", db.Name, image))
 		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	if !metav1.IsControlledBy(pod, db) {
-		return nil, conditions.NameConflict("Pod", pod.Name, "Database", db.Name)
 	}
 	if !pod.DeletionTimestamp.IsZero() {
 		return pod, nil // the delete event brings us back to create the new one
@@ -208,15 +205,12 @@ func (r *DatabaseReconciler) reconcilePod(ctx context.Context, db *dbv1.Database
 // allocated: read from the apply response (the cache may not have seen the
 // Service yet), else from the Service the cache holds.
 func (r *DatabaseReconciler) reconcileService(ctx context.Context, db *dbv1.Database, ref *metav1ac.OwnerReferenceApplyConfiguration, made *[]string) (int32, error) {
-	svc := &corev1.Service{}
-	err := apply.Get(ctx, r.Client, r.APIReader, client.ObjectKeyFromObject(db), svc)
-	created := apierrors.IsNotFound(err)
-	if err != nil && !created {
+	svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: db.Name, Namespace: db.Namespace}}
+	exists, err := apply.Claim(ctx, r.Client, r.APIReader, db, svc, apply.ControlledBy(db))
+	if err != nil {
 		return 0, err
 	}
-	if !created && !metav1.IsControlledBy(svc, db) {
-		return 0, conditions.NameConflict("Service", svc.Name, "Database", db.Name)
-	}
+	created := !exists
 	applied := serviceFor(db, ref)
 	sent, err := owner.ApplyChanged(ctx, r.Client, applied, svc)
 	if err != nil {

@@ -7,14 +7,11 @@ package controller
 import (
 	"context"
 	"errors"
-	"fmt"
-	"strings"
 	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
@@ -47,7 +44,10 @@ func HeadlessService(c *etcdv1.EtcdCluster) Addressing {
 	return membership.HeadlessService{Service: c.Name, Namespace: c.Namespace}
 }
 
-// Requeue delays: etcd is not watched, so the operator looks again.
+// Requeue delays: etcd is not watched, so the operator looks again
+// (reconciler.Poll: behind the events waiting, so that clusters whose
+// members never answer, each pass probing them for seconds, cannot starve
+// the others).
 const (
 	// requeueSoon follows a step in flight: etcd refuses a second change
 	// for a few seconds after one, and a started member needs a moment.
@@ -66,7 +66,7 @@ func after(d time.Duration, err error) (ctrl.Result, error) {
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	return ctrl.Result{RequeueAfter: d}, nil
+	return reconciler.Poll(d), nil
 }
 
 // EtcdClusterReconciler reconciles EtcdClusters.
@@ -151,7 +151,7 @@ func (r *EtcdClusterReconciler) reconcileCluster(ctx context.Context, c *etcdv1.
 	if errors.As(err, new(*conditions.Blocked)) {
 		// A stranger's object in a child's way carries no reference to
 		// the cluster: no event of it brings the cluster back when it goes.
-		return struct{}{}, ctrl.Result{RequeueAfter: requeueUnreachable}, err
+		return struct{}{}, reconciler.Poll(requeueUnreachable), err
 	}
 	return struct{}{}, res, err
 }
@@ -192,11 +192,11 @@ func (r *EtcdClusterReconciler) applyClusterObjects(ctx context.Context, c *etcd
 	clients := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: clientServiceName(c.Name), Namespace: c.Namespace}}
 	budget := &policyv1.PodDisruptionBudget{ObjectMeta: metav1.ObjectMeta{Name: c.Name, Namespace: c.Namespace}}
 	for _, obj := range []client.Object{peer, clients, budget} {
-		if err := r.mustOwn(ctx, c, obj); err != nil {
+		if _, err := apply.Claim(ctx, r.Client, r.APIReader, c, obj, apply.ControlledBy(c)); err != nil {
 			return err
 		}
 	}
-	// mustOwn read them from the cache: what the last apply left is not
+	// Claim read them from the cache: what the last apply left is not
 	// applied again.
 	return errors.Join(
 		applyChanged(ctx, r.Client, peerServiceFor(c, ref), peer),
@@ -207,23 +207,6 @@ func (r *EtcdClusterReconciler) applyClusterObjects(ctx context.Context, c *etcd
 func applyChanged(ctx context.Context, c client.Client, obj runtime.ApplyConfiguration, live client.Object) error {
 	_, err := owner.ApplyChanged(ctx, c, obj, live)
 	return err
-}
-
-// mustOwn returns a Blocked error (NameConflict) when obj (its name and
-// namespace set) exists and is not controlled by c: the operator never
-// takes over an object it did not create. The cache holds the operator's
-// own children only (Cache): what it lacks is read from the API server.
-func (r *EtcdClusterReconciler) mustOwn(ctx context.Context, c *etcdv1.EtcdCluster, obj client.Object) error {
-	err := apply.Get(ctx, r.Client, r.APIReader, client.ObjectKeyFromObject(obj), obj)
-	switch {
-	case apierrors.IsNotFound(err):
-		return nil // for a Create's AlreadyExists: the cache lags
-	case err != nil:
-		return err
-	case !metav1.IsControlledBy(obj, c):
-		return conditions.NameConflict(strings.TrimPrefix(fmt.Sprintf("%T", obj), "*v1."), obj.GetName(), "EtcdCluster", c.Name)
-	}
-	return nil
 }
 
 // executor is the Executor of cluster key, kept between reconciles so that
@@ -237,7 +220,7 @@ func (r *EtcdClusterReconciler) executor(c *etcdv1.EtcdCluster) *membership.Exec
 	}
 	e, ok := r.executors[key]
 	if !ok {
-		e = &membership.Executor{Client: r.Etcd}
+		e = &membership.Executor{Client: r.Etcd, Quiet: requeueUnreachable}
 		r.executors[key] = e
 	}
 	e.Addressing = HeadlessService(c)

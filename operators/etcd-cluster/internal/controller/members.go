@@ -15,8 +15,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
+	"github.com/operator-workshops/workshop/operators/common/apply"
 	"github.com/operator-workshops/workshop/operators/common/conditions"
 	"github.com/operator-workshops/workshop/operators/common/pods"
+	"github.com/operator-workshops/workshop/operators/common/reconciler"
 	etcdv1 "github.com/operator-workshops/workshop/operators/etcd-cluster/api/v1beta2"
 	"github.com/operator-workshops/workshop/operators/etcd-cluster/internal/membership"
 )
@@ -104,9 +106,14 @@ func (r *EtcdClusterReconciler) reconcileMembers(ctx context.Context, c *etcdv1.
 	}
 
 	exec, addr := r.executor(c), HeadlessService(c)
-	exec.Endpoints = nil
+	exec.Endpoints, exec.Signs = nil, nil
 	for _, name := range obs.names(c.Name) {
 		exec.Endpoints = append(exec.Endpoints, addr.ClientURL(name))
+		// A member pod's readiness probe asks the member itself (/health):
+		// one found ready answers now, whatever the last probe saw.
+		if p := obs.pods[name]; p != nil && pods.Ready(p) {
+			exec.Signs = append(exec.Signs, name)
+		}
 	}
 	members, err := exec.Members(ctx)
 	if err != nil {
@@ -184,14 +191,14 @@ func (r *EtcdClusterReconciler) take(ctx context.Context, c *etcdv1.EtcdCluster,
 	case membership.None:
 		return r.roll(ctx, c, exec, opts, members, obs)
 	case membership.Wait:
-		return ctrl.Result{RequeueAfter: requeueSoon}, nil
+		return reconciler.Poll(requeueSoon), nil
 	case membership.Blocked:
 		// A person is needed: say so once per cause, not on every pass
 		// (the status says it all along).
 		if wasBlocked != step.Cause {
 			r.Recorder.Eventf(c, nil, corev1.EventTypeWarning, string(step.Cause), "Plan", "%s", step.Reason)
 		}
-		return ctrl.Result{RequeueAfter: requeueUnreachable}, nil
+		return reconciler.Poll(requeueUnreachable), nil
 	case membership.Start:
 		return r.start(ctx, c, obs, step)
 	}
@@ -204,7 +211,7 @@ func (r *EtcdClusterReconciler) take(ctx context.Context, c *etcdv1.EtcdCluster,
 	}
 	if res.Retry {
 		log.Info("etcd refused the step for now", "step", step.String(), "detail", res.Detail)
-		return ctrl.Result{RequeueAfter: requeueSoon}, nil
+		return reconciler.Poll(requeueSoon), nil
 	}
 	r.Recorder.Eventf(c, nil, corev1.EventTypeNormal, string(step.Action), string(step.Action), "%s: %s", res.Detail, step.Reason)
 	log.Info("membership changed", "step", step.String(), "detail", res.Detail)
@@ -215,7 +222,7 @@ func (r *EtcdClusterReconciler) take(ctx context.Context, c *etcdv1.EtcdCluster,
 			return ctrl.Result{}, err
 		}
 	}
-	return ctrl.Result{RequeueAfter: requeueSoon}, nil
+	return reconciler.Poll(requeueSoon), nil
 }
 
 // bootstrap creates the first members of a new cluster, all at once with
@@ -240,7 +247,7 @@ func (r *EtcdClusterReconciler) bootstrap(ctx context.Context, c *etcdv1.EtcdClu
 			"created %s of a new %d-member cluster", strings.Join(created, ", "), len(names))
 	}
 	bootstrapping(c, names)
-	return ctrl.Result{RequeueAfter: requeueSoon}, nil
+	return reconciler.Poll(requeueSoon), nil
 }
 
 // initialCluster is the --initial-cluster of members names, at the peer URLs
@@ -285,7 +292,7 @@ func (r *EtcdClusterReconciler) ensureMember(ctx context.Context, c *etcdv1.Etcd
 		v := volumeFor(c, name, id)
 		err := r.create(ctx, c, v)
 		if apierrors.IsAlreadyExists(err) {
-			err = r.mustOwn(ctx, c, &corev1.PersistentVolumeClaim{ObjectMeta: v.ObjectMeta})
+			_, err = apply.Claim(ctx, r.Client, r.APIReader, c, &corev1.PersistentVolumeClaim{ObjectMeta: v.ObjectMeta}, apply.ControlledBy(c))
 		}
 		if err != nil {
 			return false, fmt.Errorf("create the volume of %s: %w", name, err)
@@ -305,7 +312,8 @@ func (r *EtcdClusterReconciler) ensureMember(ctx context.Context, c *etcdv1.Etcd
 	err := r.create(ctx, c, pod)
 	if apierrors.IsAlreadyExists(err) {
 		// The cache had not seen it yet, or it is a stranger's.
-		return false, r.mustOwn(ctx, c, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: pod.Name, Namespace: pod.Namespace}})
+		_, err := apply.Claim(ctx, r.Client, r.APIReader, c, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: pod.Name, Namespace: pod.Namespace}}, apply.ControlledBy(c))
+		return false, err
 	}
 	if err != nil {
 		return false, fmt.Errorf("create the pod of %s: %w", name, err)
@@ -441,7 +449,7 @@ func (r *EtcdClusterReconciler) start(ctx context.Context, c *etcdv1.EtcdCluster
 	if did {
 		r.Recorder.Eventf(c, nil, corev1.EventTypeNormal, "Start", "CreatePod", "started %s (%s) to join the cluster", name, memberID(id))
 	}
-	return ctrl.Result{RequeueAfter: requeueSoon}, nil
+	return reconciler.Poll(requeueSoon), nil
 }
 
 // admitted asks the API server whether it would create member name's new
@@ -474,7 +482,7 @@ func (r *EtcdClusterReconciler) replaceNeverRan(ctx context.Context, c *etcdv1.E
 			return ctrl.Result{}, false, err
 		}
 		r.Recorder.Eventf(c, p, corev1.EventTypeNormal, "Upgrade", "DeletePod", "%s restarts with %s: its image %s never pulled", name, Image(c), p.Spec.Containers[0].Image)
-		return ctrl.Result{RequeueAfter: requeueSoon}, true, nil
+		return reconciler.Poll(requeueSoon), true, nil
 	}
 	return ctrl.Result{}, false, nil
 }
@@ -516,14 +524,14 @@ func (r *EtcdClusterReconciler) roll(ctx context.Context, c *etcdv1.EtcdCluster,
 		}
 	}
 	if len(outdated) == 0 {
-		return ctrl.Result{RequeueAfter: requeueSteady}, nil
+		return reconciler.Poll(requeueSteady), nil
 	}
 	if err := versionStep(c, obs); err != nil {
 		return ctrl.Result{}, err
 	}
 	for _, m := range members {
 		if p := obs.pods[m.Name]; p == nil || !p.DeletionTimestamp.IsZero() || !pods.Ready(p) {
-			return ctrl.Result{RequeueAfter: requeueSoon}, nil // the last one is still coming back
+			return reconciler.Poll(requeueSoon), nil // the last one is still coming back
 		}
 	}
 	victim := outdated[len(outdated)-1]
@@ -548,5 +556,5 @@ func (r *EtcdClusterReconciler) roll(ctx context.Context, c *etcdv1.EtcdCluster,
 	r.Recorder.Eventf(c, obs.pods[victim], corev1.EventTypeNormal, "Upgrade", "DeletePod",
 		"%s restarts with %s (%d of %d members still to go)", victim, want, len(outdated), len(members))
 	rolling(c, victim, len(outdated))
-	return ctrl.Result{RequeueAfter: requeueSoon}, nil
+	return reconciler.Poll(requeueSoon), nil
 }

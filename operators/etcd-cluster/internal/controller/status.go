@@ -58,7 +58,7 @@ func invalid(c *etcdv1.EtcdCluster, err error) {
 }
 
 // blocked reports what only a person can fix (conditions.Blocked): an
-// object in the way of a child (mustOwn, NameConflict), a child the API
+// object in the way of a child (apply.Claim, NameConflict), a child the API
 // server refuses (Refused); with one Warning event when it first shows.
 func (r *EtcdClusterReconciler) blocked(c *etcdv1.EtcdCluster, reason, msg string) {
 	if d := meta.FindStatusCondition(c.Status.Conditions, conditions.Degraded); d == nil || d.Reason != reason || d.Message != msg {

@@ -31,8 +31,26 @@ type Executor struct {
 	// ProbeTimeout bounds each call of Members to one member;
 	// DefaultProbeTimeout when zero.
 	ProbeTimeout time.Duration
+	// Quiet is how long Members, after no member answered, answers the
+	// same again without asking, while the Endpoints and Signs stay the
+	// same: asking takes a worker for two probe timeouts, and the events of
+	// a starting cluster's pods bring it back many times a second. Zero
+	// asks every time.
+	Quiet time.Duration
+	// Signs are what the caller sees of the members besides etcd, such as
+	// the pods found ready: a change asks again at once.
+	Signs []string
+	// Now tells the time, time.Now when nil.
+	Now func() time.Time
 
 	voters []string // client URLs of the healthy voters found last, leader first
+	// unanswered is the last failure to reach every member: when, the
+	// Endpoints asked, and the error.
+	unanswered struct {
+		at               time.Time
+		endpoints, signs []string
+		err              error
+	}
 	// current is true when the last list was read through raft from the
 	// member found leading (see Current).
 	current bool
@@ -50,10 +68,20 @@ type Executor struct {
 // leaves out is only known to be gone when Current says so.
 func (e *Executor) Members(ctx context.Context) ([]Member, error) {
 	e.current = false
+	now := time.Now
+	if e.Now != nil {
+		now = e.Now
+	}
+	u := &e.unanswered
+	if u.err != nil && slices.Equal(u.endpoints, e.Endpoints) && slices.Equal(u.signs, e.Signs) && now().Sub(u.at) < e.Quiet {
+		return nil, u.err
+	}
 	list, from, linearizable, err := e.list(ctx)
 	if err != nil {
+		u.at, u.endpoints, u.signs, u.err = now(), slices.Clone(e.Endpoints), slices.Clone(e.Signs), err
 		return nil, err
 	}
+	u.err = nil
 	members := make([]Member, len(list))
 	var wg sync.WaitGroup
 	for i, pm := range list {
@@ -110,27 +138,51 @@ func (e *Executor) list(ctx context.Context) ([]*etcdserverpb.Member, string, bo
 		return nil, "", false, errors.New("no etcd endpoints to list the members from: set Executor.Endpoints")
 	}
 	var errs []error
-	try := func(ep string, serializable bool) []*etcdserverpb.Member {
-		pctx, cancel := context.WithTimeout(ctx, e.probeTimeout())
-		defer cancel()
-		list, err := e.Client.MemberList(pctx, ep, serializable)
-		if err != nil {
-			errs = append(errs, fmt.Errorf("%s: %w", ep, err))
-		}
-		return list
-	}
 	// Without a quorum a linearizable list hangs until its deadline on every
 	// member alike, so only the first (the leader, when known) is asked.
-	if list := try(endpoints[0], false); list != nil {
+	pctx, cancel := context.WithTimeout(ctx, e.probeTimeout())
+	list, err := e.Client.MemberList(pctx, endpoints[0], false)
+	cancel()
+	if list != nil {
 		return list, endpoints[0], true, nil
 	}
-	for _, ep := range endpoints {
-		if list := try(ep, true); list != nil {
-			return list, ep, false, nil
+	if err != nil {
+		errs = append(errs, fmt.Errorf("%s: %w", endpoints[0], err))
+	}
+	if ctx.Err() != nil {
+		return nil, "", false, ctx.Err()
+	}
+	// Then every member's own copy, asked at once: members that do not
+	// answer cost one timeout, not one each (a worker waits on them). The
+	// first endpoint in order that answered is taken, as asking them in
+	// turn would.
+	type answer struct {
+		list []*etcdserverpb.Member
+		err  error
+	}
+	var asked sync.WaitGroup
+	defer asked.Wait() // the calls given up on end with their context
+	pctx, cancel = context.WithTimeout(ctx, e.probeTimeout())
+	defer cancel()
+	answers := make([]chan answer, len(endpoints))
+	for i, ep := range endpoints {
+		answers[i] = make(chan answer, 1)
+		asked.Go(func() {
+			list, err := e.Client.MemberList(pctx, ep, true)
+			answers[i] <- answer{list, err}
+		})
+	}
+	for i, ep := range endpoints {
+		a := <-answers[i]
+		if a.list != nil {
+			return a.list, ep, false, nil
 		}
-		if ctx.Err() != nil {
-			return nil, "", false, ctx.Err()
+		if a.err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", ep, a.err))
 		}
+	}
+	if ctx.Err() != nil {
+		return nil, "", false, ctx.Err()
 	}
 	return nil, "", false, fmt.Errorf("list the etcd members: no voting member answered: %w", errors.Join(errs...))
 }

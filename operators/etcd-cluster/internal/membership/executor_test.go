@@ -5,8 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"go.etcd.io/etcd/api/v3/etcdserverpb"
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
@@ -21,10 +24,29 @@ type fakeClient struct {
 	listErr map[string]error
 	err     error
 	calls   []string
+
+	// hang, when set, makes the lists of these endpoints wait for their
+	// context's end; inFlight and maxInFlight count the lists under way.
+	hang                  map[string]bool
+	mu                    sync.Mutex
+	inFlight, maxInFlight int
 }
 
-func (f *fakeClient) MemberList(_ context.Context, ep string, serializable bool) ([]*etcdserverpb.Member, error) {
+func (f *fakeClient) MemberList(ctx context.Context, ep string, serializable bool) ([]*etcdserverpb.Member, error) {
+	f.mu.Lock()
 	f.calls = append(f.calls, fmt.Sprintf("MemberList %s serializable=%v", ep, serializable))
+	f.inFlight++
+	f.maxInFlight = max(f.maxInFlight, f.inFlight)
+	f.mu.Unlock()
+	defer func() {
+		f.mu.Lock()
+		f.inFlight--
+		f.mu.Unlock()
+	}()
+	if f.hang[ep] {
+		<-ctx.Done()
+		return nil, ctx.Err()
+	}
 	if err := f.listErr[ep]; err != nil && (!serializable || !errors.Is(err, rpctypes.ErrNoLeader)) {
 		return nil, err
 	}
@@ -128,13 +150,14 @@ func TestMembers(t *testing.T) {
 	if e.Current() {
 		t.Error("Current after a list from ex-0's own copy, want false")
 	}
-	// The learner refused the list; the next call starts at the leader.
+	// The learner refused the list; then every member's own copy was asked
+	// at once. The next call starts at the leader.
 	if want := []string{
 		"MemberList " + clientURL(3) + " serializable=false",
-		"MemberList " + clientURL(3) + " serializable=true",
 		"MemberList " + clientURL(0) + " serializable=true",
-	}; !reflect.DeepEqual(f.calls, want) {
-		t.Errorf("calls = %q, want %q", f.calls, want)
+		"MemberList " + clientURL(3) + " serializable=true",
+	}; len(f.calls) != 3 || f.calls[0] != want[0] || !slices.Equal(slices.Sorted(slices.Values(f.calls[1:])), want[1:]) {
+		t.Errorf("calls = %q, want %q (the last two in any order)", f.calls, want)
 	}
 	f.calls = nil
 	if _, err := e.Members(context.Background()); err != nil {
@@ -157,6 +180,50 @@ func TestMembers(t *testing.T) {
 	if e.Current() {
 		t.Errorf("Current after a list from a follower's copy (calls %q), want false", f.calls)
 	}
+}
+
+// Members that do not answer cost one probe timeout, not one each: their
+// own copies of the list are asked at once.
+func TestUnansweredMembersAreAskedAtOnce(t *testing.T) {
+	eps := []string{clientURL(0), clientURL(1), clientURL(2)}
+	f := &fakeClient{hang: map[string]bool{eps[0]: true, eps[1]: true, eps[2]: true}}
+	e := &Executor{Client: f, Addressing: addressing{}, Endpoints: eps, ProbeTimeout: 50 * time.Millisecond}
+	if _, err := e.Members(context.Background()); err == nil || !strings.Contains(err.Error(), "no voting member answered") {
+		t.Fatalf("Members = %v, want no voting member answered", err)
+	}
+	if f.maxInFlight != len(eps) {
+		t.Errorf("at most %d lists under way at once, want the %d members' own copies asked together (calls %q)", f.maxInFlight, len(eps), f.calls)
+	}
+}
+
+// After no member answered, Members answers the same for Quiet without
+// asking again, unless the endpoints or the signs changed.
+func TestQuietAfterNoAnswer(t *testing.T) {
+	eps := []string{clientURL(0), clientURL(1)}
+	refused := errors.New("connection refused")
+	f := &fakeClient{listErr: map[string]error{eps[0]: refused, eps[1]: refused}}
+	now := time.Unix(0, 0)
+	e := &Executor{Client: f, Addressing: addressing{}, Endpoints: eps, Quiet: 5 * time.Second, Now: func() time.Time { return now }}
+	ask := func(what string, wantCalls int) {
+		t.Helper()
+		f.calls = nil
+		if _, err := e.Members(context.Background()); err == nil || !errors.Is(err, refused) {
+			t.Fatalf("%s: Members = %v, want the members' refusal", what, err)
+		}
+		if len(f.calls) != wantCalls {
+			t.Errorf("%s: calls %q, want %d", what, f.calls, wantCalls)
+		}
+	}
+	ask("the first time", 3)
+	now = now.Add(4 * time.Second)
+	ask("4 s later", 0)
+	e.Endpoints = append(e.Endpoints, clientURL(2))
+	f.listErr[clientURL(2)] = refused
+	ask("with another member", 4)
+	now = now.Add(5 * time.Second)
+	ask("5 s later", 4)
+	e.Signs = []string{"member-0 ready"}
+	ask("once a member's pod is ready", 4)
 }
 
 func TestCurrentNeedsTheLeader(t *testing.T) {

@@ -17,7 +17,6 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	"github.com/operator-workshops/workshop/operators/common/apply"
@@ -38,8 +37,6 @@ type GordonReconciler struct {
 	// Expectations holds the creations and deletions not yet seen in the
 	// cache; see package expectations for why.
 	Expectations *expectations.Expectations
-	// Workers is how many Gordons are reconciled at once.
-	Workers int
 	// Requests are what each gordon pod requests of its node.
 	Requests pods.Requests
 
@@ -85,7 +82,7 @@ func (r *GordonReconciler) holdForCache(g *gordonv1.Gordon) (ctrl.Result, bool) 
 	if r.Expectations.Satisfied(client.ObjectKeyFromObject(g)) {
 		return ctrl.Result{}, false
 	}
-	return ctrl.Result{RequeueAfter: expectations.TTL}, true
+	return reconciler.Poll(expectations.TTL), true
 }
 
 // reconcilePods creates and deletes pods until g has as many as it asks
@@ -184,7 +181,7 @@ func (r *GordonReconciler) deletePods(ctx context.Context, g *gordonv1.Gordon, v
 	)
 	for _, pod := range victims {
 		why := "scale down"
-		if replicas.Ended(pod) {
+		if pods.Ended(pod) {
 			why = fmt.Sprintf("it ended (%s)", pod.Status.Phase)
 		}
 		r.Expectations.ExpectDeletion(key, pod.UID)
@@ -233,7 +230,7 @@ func summarize(g *gordonv1.Gordon, plan *replicas.Plan, err error) {
 	stuck, stuckReason, stuckMessage := 0, "", ""
 	for _, pod := range plan.Keep {
 		s.Pods = append(s.Pods, pod.Name)
-		if replicas.Ready(pod) {
+		if pods.Ready(pod) {
 			s.ReadyReplicas++
 		}
 		if reason, message, ok := pods.Stuck(pod); ok {
@@ -292,7 +289,6 @@ func (r *GordonReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&gordonv1.Gordon{}).
 		Watches(&corev1.Pod{}, &podHandler{expectations: r.Expectations}).
-		WithOptions(controller.Options{MaxConcurrentReconciles: max(r.Workers, 1)}).
 		Complete(r)
 }
 

@@ -22,7 +22,6 @@ var suite = &testenv.Suite{
 			Client:       mgr.GetClient(),
 			Recorder:     mgr.GetEventRecorder(FieldOwner),
 			Expectations: expectations.New(),
-			Workers:      4,
 			Requests:     DefaultRequests,
 		}).SetupWithManager(mgr)
 	},

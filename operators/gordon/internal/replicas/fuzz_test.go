@@ -8,12 +8,14 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/operator-workshops/workshop/operators/common/pods"
 )
 
 // podsFrom decodes a fuzzer's bytes into pods: each byte is one pod, its low
 // bits its state (terminating, ended, ready) and its high bits its age.
 func podsFrom(b []byte) []*corev1.Pod {
-	var pods []*corev1.Pod
+	var list []*corev1.Pod
 	for i, x := range b {
 		p := pod(fmt.Sprintf("gordon-%d", i), time.Duration(x>>3)*time.Minute)
 		if x&1 != 0 {
@@ -25,9 +27,9 @@ func podsFrom(b []byte) []*corev1.Pod {
 		if x&4 == 0 {
 			p.Status.Conditions[0].Status = corev1.ConditionFalse
 		}
-		pods = append(pods, p)
+		list = append(list, p)
 	}
-	return pods
+	return list
 }
 
 // Compute's arithmetic on any pods: exactly desired pods after the plan,
@@ -40,31 +42,31 @@ func FuzzCompute(f *testing.F) {
 	f.Add(5, []byte{})
 	f.Fuzz(func(t *testing.T, desired int, b []byte) {
 		desired = max(desired%1001, 0)
-		pods := podsFrom(b)
-		p := Compute(pods, desired)
+		list := podsFrom(b)
+		p := Compute(list, desired)
 		if len(p.Keep)+p.Create != desired || p.Create < 0 {
 			t.Fatalf("keeps %d and creates %d for %d wanted", len(p.Keep), p.Create, desired)
 		}
 		// Sets, not scans: the fuzzer grows inputs to thousands of pods, and
 		// a quadratic check would stall it (it ran at 0 execs/s for seconds).
 		keep, del := set(p.Keep), set(p.Delete)
-		notReadyKept := slices.ContainsFunc(p.Keep, func(k *corev1.Pod) bool { return !Ready(k) })
-		for _, pod := range pods {
+		notReadyKept := slices.ContainsFunc(p.Keep, func(k *corev1.Pod) bool { return !pods.Ready(k) })
+		for _, pod := range list {
 			kept, deleted := keep[pod], del[pod]
 			switch {
 			case kept && deleted:
 				t.Fatalf("%s is kept and deleted", pod.Name)
 			case Terminating(pod) && (kept || deleted):
 				t.Fatalf("terminating %s is kept %v, deleted %v", pod.Name, kept, deleted)
-			case !Terminating(pod) && Ended(pod) && !deleted:
+			case !Terminating(pod) && pods.Ended(pod) && !deleted:
 				t.Fatalf("ended %s is not deleted", pod.Name)
-			case !Terminating(pod) && !Ended(pod) && !kept && !deleted:
+			case !Terminating(pod) && !pods.Ended(pod) && !kept && !deleted:
 				t.Fatalf("running %s is neither kept nor deleted", pod.Name)
-			case deleted && !Ended(pod) && Ready(pod) && notReadyKept:
+			case deleted && !pods.Ended(pod) && pods.Ready(pod) && notReadyKept:
 				t.Fatalf("ready %s is deleted while a pod that is not ready is kept", pod.Name)
 			}
 		}
-		if p.Create > 0 && len(p.Delete) > 0 && slices.ContainsFunc(p.Delete, func(d *corev1.Pod) bool { return !Ended(d) }) {
+		if p.Create > 0 && len(p.Delete) > 0 && slices.ContainsFunc(p.Delete, func(d *corev1.Pod) bool { return !pods.Ended(d) }) {
 			t.Fatalf("creates %d and deletes running pods %v", p.Create, p.Delete)
 		}
 	})

@@ -24,12 +24,12 @@ type Plan struct {
 // Compute plans how to go from pods to exactly desired running pods. Pods
 // already terminating are ignored (they are on their way out); pods that
 // ended (Failed or Succeeded) are deleted and replaced.
-func Compute(pods []*corev1.Pod, desired int) Plan {
+func Compute(list []*corev1.Pod, desired int) Plan {
 	var p Plan
-	for _, pod := range pods {
+	for _, pod := range list {
 		switch {
 		case Terminating(pod):
-		case Ended(pod):
+		case pods.Ended(pod):
 			p.Delete = append(p.Delete, pod)
 		default:
 			p.Keep = append(p.Keep, pod)
@@ -49,11 +49,11 @@ func Compute(pods []*corev1.Pod, desired int) Plan {
 // Victims returns the n pods to remove on scale down: pods that are not ready
 // first (they serve nobody yet), then the newest (the oldest have proven
 // themselves). Names break ties, so the choice is the same on every run.
-func Victims(pods []*corev1.Pod, n int) []*corev1.Pod {
-	sorted := append([]*corev1.Pod(nil), pods...)
+func Victims(list []*corev1.Pod, n int) []*corev1.Pod {
+	sorted := append([]*corev1.Pod(nil), list...)
 	sort.SliceStable(sorted, func(i, j int) bool {
 		a, b := sorted[i], sorted[j]
-		if ra, rb := Ready(a), Ready(b); ra != rb {
+		if ra, rb := pods.Ready(a), pods.Ready(b); ra != rb {
 			return !ra
 		}
 		if ta, tb := a.CreationTimestamp, b.CreationTimestamp; !ta.Equal(&tb) {
@@ -84,13 +84,6 @@ func Batches(n int) []int {
 
 // Terminating reports whether the pod is being deleted.
 func Terminating(pod *corev1.Pod) bool { return pod.DeletionTimestamp != nil }
-
-// Ended and Ready are common's: a pod that ended is replaced, and ready pods
-// are kept first on scale down.
-var (
-	Ended = pods.Ended
-	Ready = pods.Ready
-)
 
 func without(pods, drop []*corev1.Pod) []*corev1.Pod {
 	gone := make(map[*corev1.Pod]bool, len(drop))

@@ -53,13 +53,6 @@ func summarizeDelete(m *mysqlv1.MySQL, err error) {
 
 // backupBeforeDelete returns true once the deletion may go on.
 func (r *MySQLReconciler) backupBeforeDelete(ctx context.Context, m *mysqlv1.MySQL) (bool, error) {
-	// Objects made by an earlier version of the operator lose their owner
-	// reference first, so that the garbage collector leaves them alone.
-	for _, obj := range kept(m) {
-		if _, err := r.claim(ctx, m, obj); err != nil && !errors.As(err, new(*conditions.Blocked)) && !errors.As(err, new(*conditions.Waiting)) {
-			return false, err
-		}
-	}
 	name := backupJobName(m.Name)
 	if m.Annotations[mysqlv1.SkipBackupAnnotation] == "true" {
 		r.skipBackup(m, ReasonBackupSkipped, fmt.Sprintf("deleted without a backup, as the %s annotation asks", mysqlv1.SkipBackupAnnotation))
@@ -123,7 +116,7 @@ func (r *MySQLReconciler) backupBeforeDelete(ctx context.Context, m *mysqlv1.MyS
 	}
 	setCondition(m, BackupSucceeded, metav1.ConditionTrue, reason, msg)
 	m.Status.Message = "mysql and its children resources deleted"
-	if r.jobsTold.first(m, j) {
+	if r.told.Once(m, string(j.UID)) {
 		r.Recorder.Eventf(m, j, corev1.EventTypeNormal, reason, "BackupJobDone", "%s; deleting the MySQL", msg)
 	}
 	return true, nil

@@ -3,17 +3,14 @@ package controller
 import (
 	"context"
 	"strings"
-	"sync"
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/operator-workshops/workshop/operators/common/pods"
-	mysqlv1 "github.com/operator-workshops/workshop/operators/mysql-backup/api/v1"
 )
 
 // jobState is where a Job is in its life.
@@ -84,37 +81,4 @@ type jobOptions struct {
 	deadline time.Duration
 	// requests are what its pod requests of its node (JobRequests).
 	requests pods.Requests
-}
-
-// toldJobs remembers, for each MySQL, the Jobs whose outcome an Event told.
-// Its zero value is ready to use.
-type toldJobs struct {
-	mu   sync.Mutex
-	jobs map[client.ObjectKey]map[types.UID]bool
-}
-
-// first reports whether j's outcome is told for m for the first time, and
-// remembers that it is.
-func (t *toldJobs) first(m *mysqlv1.MySQL, j *batchv1.Job) bool {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	key := client.ObjectKeyFromObject(m)
-	if t.jobs[key][j.UID] {
-		return false
-	}
-	if t.jobs == nil {
-		t.jobs = map[client.ObjectKey]map[types.UID]bool{}
-	}
-	if t.jobs[key] == nil {
-		t.jobs[key] = map[types.UID]bool{}
-	}
-	t.jobs[key][j.UID] = true
-	return true
-}
-
-// forget drops what was told for the MySQL at key, once it is gone.
-func (t *toldJobs) forget(key client.ObjectKey) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	delete(t.jobs, key)
 }

@@ -44,13 +44,11 @@ type MySQLReconciler struct {
 	ServerRequests, JobRequests pods.Requests
 	// Secrets says which Secrets of its namespace a MySQL may name.
 	Secrets secrets.Policy
-	// jobsTold holds, for each MySQL, the restore and backup Jobs whose
-	// outcome an Event has told: the pass after the one that saw the Job
-	// done may read the MySQL from a cache that has not seen that pass's
-	// status (or finalizer removal) yet, and would tell it again (an Event
-	// is an API write). A MySQL's go with it.
-	jobsTold toldJobs
-	// told is the Degraded reason each MySQL's last Warning event told.
+	// told is the Degraded reason each MySQL's last Warning event told,
+	// and the restore and backup Jobs whose outcome an Event told: the pass
+	// after the one that saw the Job done may read the MySQL from a cache
+	// that has not seen that pass's status (or finalizer removal) yet, and
+	// would tell it again (an Event is an API write).
 	told conditions.Told
 	// secretReads reads the credentials Secrets and those the MySQLs name,
 	// from the API server only when the cache shows them changed. The
@@ -110,7 +108,6 @@ func (r *MySQLReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl
 // forget drops what the operator remembers of the MySQL key, once it is
 // gone.
 func (r *MySQLReconciler) forget(key client.ObjectKey) {
-	r.jobsTold.forget(key)
 	r.secretReads.Forget(client.ObjectKey{Namespace: key.Namespace, Name: credentialsName(key.Name)})
 }
 

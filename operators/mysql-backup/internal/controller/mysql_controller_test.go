@@ -23,6 +23,7 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/operator-workshops/workshop/operators/common/apply"
 	"github.com/operator-workshops/workshop/operators/common/conditions"
 	"github.com/operator-workshops/workshop/operators/common/testenv"
 	mysqlv1 "github.com/operator-workshops/workshop/operators/mysql-backup/api/v1"
@@ -852,11 +853,11 @@ func TestNeverAdoptsAStranger(t *testing.T) {
 		}},
 	}
 	for _, stranger := range strangers {
-		t.Run(kindOf(stranger), func(t *testing.T) {
+		t.Run(apply.KindOf(stranger), func(t *testing.T) {
 			ns := suite.Namespace(t, nil)
 			m := homework(ns, "taken")
 			for _, obj := range kept(m) {
-				if kindOf(obj) == kindOf(stranger) {
+				if apply.KindOf(obj) == apply.KindOf(stranger) {
 					stranger.SetName(obj.GetName())
 				}
 			}
@@ -890,7 +891,7 @@ func TestNeverAdoptsAStranger(t *testing.T) {
 				t.Fatal(err)
 			}
 			if after.GetResourceVersion() != before.GetResourceVersion() || len(after.GetOwnerReferences()) != 0 {
-				t.Errorf("the stranger's %s was changed: owners %v", kindOf(stranger), after.GetOwnerReferences())
+				t.Errorf("the stranger's %s was changed: owners %v", apply.KindOf(stranger), after.GetOwnerReferences())
 			}
 			// Gone, it no longer stands in the way.
 			if err := suite.Client.Delete(ctx, after, client.PropagationPolicy(metav1.DeletePropagationBackground)); err != nil {

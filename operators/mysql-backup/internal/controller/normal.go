@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"maps"
 
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
@@ -21,7 +20,6 @@ import (
 
 	"github.com/operator-workshops/workshop/operators/common/apply"
 	"github.com/operator-workshops/workshop/operators/common/conditions"
-	"github.com/operator-workshops/workshop/operators/common/labels"
 	"github.com/operator-workshops/workshop/operators/common/pods"
 	mysqlv1 "github.com/operator-workshops/workshop/operators/mysql-backup/api/v1"
 	"github.com/operator-workshops/workshop/operators/mysql-backup/internal/scripts"
@@ -210,28 +208,17 @@ func (r *MySQLReconciler) applyDataPVC(ctx context.Context, m *mysqlv1.MySQL, li
 	return nil
 }
 
-// claimDeployment checks the Deployment is m's, and replaces one whose
-// selector an earlier version of the operator made too wide (it matched the
-// Jobs' pods): a selector cannot change in place. The data is on its volume.
-// It returns the Deployment as the cache has it, empty when there is none.
+// claimDeployment checks the Deployment is m's, and returns it as the cache
+// has it, empty when there is none; one being deleted is waited for.
 func (r *MySQLReconciler) claimDeployment(ctx context.Context, m *mysqlv1.MySQL) (*appsv1.Deployment, error) {
 	d := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: m.Name, Namespace: m.Namespace}}
-	exists, err := r.claim(ctx, m, d)
-	if err != nil || !exists {
-		return d, err
-	}
-	if !d.DeletionTimestamp.IsZero() {
-		return nil, conditions.Wait(ReasonReplacing, "waiting for the old Deployment %s to go", d.Name)
-	}
-	if d.Spec.Selector != nil && maps.Equal(d.Spec.Selector.MatchLabels, serverSelector(m)) && len(d.Spec.Selector.MatchExpressions) == 0 {
-		return d, nil
-	}
-	if err := r.Delete(ctx, d, client.PropagationPolicy(metav1.DeletePropagationForeground), client.Preconditions{UID: &d.UID}); client.IgnoreNotFound(err) != nil {
+	if _, err := r.claim(ctx, m, d); err != nil {
 		return nil, err
 	}
-	r.Recorder.Eventf(m, d, corev1.EventTypeNormal, ReasonReplacing, "DeleteDeployment",
-		"Replacing Deployment %s: its selector also matched the Jobs' pods, and a selector cannot change in place", d.Name)
-	return nil, conditions.Wait(ReasonReplacing, "replacing Deployment %s, whose selector also matched the Jobs' pods", d.Name)
+	if !d.DeletionTimestamp.IsZero() {
+		return nil, conditions.Wait(ReasonReplacing, "waiting for the deleted Deployment %s to go", d.Name)
+	}
+	return d, nil
 }
 
 // admitted marks dep with the hash of its pod template and, when that is
@@ -316,7 +303,7 @@ func (r *MySQLReconciler) ensureBackupPVC(ctx context.Context, m *mysqlv1.MySQL)
 	live := &corev1.PersistentVolumeClaim{}
 	err := apply.Get(ctx, r.Client, r.APIReader, client.ObjectKeyFromObject(pvc), live)
 	if err == nil {
-		return r.checkBackupPVC(ctx, m, live)
+		return checkBackupPVC(live, m)
 	}
 	if !apierrors.IsNotFound(err) {
 		return err
@@ -332,18 +319,8 @@ func (r *MySQLReconciler) ensureBackupPVC(ctx context.Context, m *mysqlv1.MySQL)
 }
 
 // checkBackupPVC returns nil when live is the backup volume of m's name.
-// A volume made by an earlier version of the operator (m's name label, and
-// not a server's volume, which carries a MySQL's UID) gets its
-// backupOfAnnotation.
-func (r *MySQLReconciler) checkBackupPVC(ctx context.Context, m *mysqlv1.MySQL, live *corev1.PersistentVolumeClaim) error {
-	switch {
-	case live.Annotations[backupOfAnnotation] == m.Name:
-	case live.Labels[mysqlLabel] == m.Name && live.Labels[labels.ManagedBy] == FieldOwner && live.Annotations[uidAnnotation] == "" &&
-		live.Annotations[backupOfAnnotation] == "":
-		if err := r.annotate(ctx, live, map[string]string{backupOfAnnotation: m.Name}); err != nil {
-			return fmt.Errorf("marking %s as the backup volume of %s: %w", live.Name, m.Name, err)
-		}
-	default:
+func checkBackupPVC(live *corev1.PersistentVolumeClaim, m *mysqlv1.MySQL) error {
+	if live.Annotations[backupOfAnnotation] != m.Name {
 		return conditions.NameConflictAdvising("PersistentVolumeClaim", live.Name, "MySQL", m.Name, fmt.Sprintf(
 			"It is not a backup volume the operator made for %s, so no backup is written to it or read from it. "+
 				"It may hold someone's data: do not delete it unless you know whose it is; give the MySQL another name", m.Name))
@@ -494,7 +471,7 @@ func (r *MySQLReconciler) reconcileRestore(ctx context.Context, m *mysqlv1.MySQL
 	}
 	reportRestored(m, from, &res)
 	recordSpace(m, res)
-	if r.jobsTold.first(m, j) {
+	if r.told.Once(m, string(j.UID)) {
 		r.Recorder.Eventf(m, j, corev1.EventTypeNormal, "Restored", "RestoreJobDone", "%s", m.Status.Message)
 	}
 	return from, nil

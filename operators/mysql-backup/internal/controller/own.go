@@ -2,9 +2,9 @@ package controller
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
-	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -18,10 +18,10 @@ import (
 )
 
 // ours reports whether obj was made by the operator for m: it carries m's
-// UID, or, made by an earlier version of the operator, m's controller
-// reference.
+// UID (uidAnnotation; the objects that must outlive a deletion until the
+// backup is done have no owner reference).
 func ours(obj client.Object, m *mysqlv1.MySQL) bool {
-	return obj.GetAnnotations()[uidAnnotation] == string(m.UID) || metav1.IsControlledBy(obj, m)
+	return obj.GetAnnotations()[uidAnnotation] == string(m.UID)
 }
 
 // kept lists, for m, the objects that must outlive a deletion until the
@@ -37,52 +37,22 @@ func kept(m *mysqlv1.MySQL) []client.Object {
 }
 
 // claim reads obj (its name and namespace set) and returns whether it
-// exists: from the cache, which holds m's children only, else from the API
-// server (a Secret through secretReads: the cache holds Secrets' metadata
-// only). Only m's own objects may be changed: a
+// exists (apply.Claim): from the cache, which holds m's children only, else
+// from the API server; a Secret through secretReads (the cache holds
+// Secrets' metadata only). Only m's own objects may be changed: a
 // stranger's with the same name is a NameConflict, never adopted; one of an
-// earlier MySQL of the same name that is still going is waited for. An
-// object of m made by an earlier version of the operator loses its owner
-// reference, which would let the garbage collector delete it before the
-// backup.
+// earlier MySQL of the same name that is still going is waited for.
 func (r *MySQLReconciler) claim(ctx context.Context, m *mysqlv1.MySQL, obj client.Object) (bool, error) {
-	kind := kindOf(obj)
-	var err error
+	cached, live := client.Reader(r.Client), r.APIReader
 	if _, secret := obj.(*corev1.Secret); secret {
-		err = r.secretReads.Get(ctx, client.ObjectKeyFromObject(obj), obj)
-	} else {
-		err = apply.Get(ctx, r.Client, r.APIReader, client.ObjectKeyFromObject(obj), obj)
+		cached, live = r.secretReads, nil
 	}
-	if apierrors.IsNotFound(err) {
-		return false, nil
+	exists, err := apply.Claim(ctx, cached, live, m, obj, func(o client.Object) bool { return ours(o, m) })
+	if errors.As(err, new(*conditions.Blocked)) && obj.GetLabels()[mysqlLabel] == m.Name && !obj.GetDeletionTimestamp().IsZero() {
+		return true, conditions.Wait(ReasonPreviousObject, "%s %s of an earlier MySQL named %s is still being deleted",
+			apply.KindOf(obj), obj.GetName(), m.Name)
 	}
-	if err != nil {
-		return false, err
-	}
-	if !ours(obj, m) {
-		if obj.GetLabels()[mysqlLabel] == m.Name && !obj.GetDeletionTimestamp().IsZero() {
-			return true, conditions.Wait(ReasonPreviousObject, "%s %s of an earlier MySQL named %s is still being deleted", kind, obj.GetName(), m.Name)
-		}
-		return true, conditions.NameConflict(kind, obj.GetName(), "MySQL", m.Name)
-	}
-	if len(obj.GetOwnerReferences()) == 0 && obj.GetAnnotations()[uidAnnotation] == string(m.UID) {
-		return true, nil
-	}
-	patch := client.MergeFromWithOptions(obj.DeepCopyObject().(client.Object), client.MergeFromWithOptimisticLock{})
-	obj.SetOwnerReferences(nil)
-	a := obj.GetAnnotations()
-	if a == nil {
-		a = map[string]string{}
-	}
-	a[uidAnnotation] = string(m.UID)
-	obj.SetAnnotations(a)
-	if err := r.Patch(ctx, obj, patch); err != nil {
-		return true, fmt.Errorf("removing the owner reference of %s %s: %w", kind, obj.GetName(), err)
-	}
-	if s, secret := obj.(*corev1.Secret); secret {
-		r.secretReads.Remember(s)
-	}
-	return true, nil
+	return exists, err
 }
 
 // annotate adds values to obj's annotations with a merge patch that
@@ -115,13 +85,8 @@ func (r *MySQLReconciler) deleteKept(ctx context.Context, m *mysqlv1.MySQL) erro
 		uid := obj.GetUID()
 		err = r.Delete(ctx, obj, client.PropagationPolicy(metav1.DeletePropagationBackground), client.Preconditions{UID: &uid})
 		if client.IgnoreNotFound(err) != nil {
-			return fmt.Errorf("deleting %s %s: %w", kindOf(obj), obj.GetName(), err)
+			return fmt.Errorf("deleting %s %s: %w", apply.KindOf(obj), obj.GetName(), err)
 		}
 	}
 	return nil
-}
-
-// kindOf names the kind of a typed object of apps/v1 or core/v1.
-func kindOf(obj client.Object) string {
-	return strings.TrimPrefix(fmt.Sprintf("%T", obj), "*v1.")
 }

@@ -1,0 +1,4 @@
+package apply
+
+// Remembered is how many objects ApplyChanged remembers.
+var Remembered = size
