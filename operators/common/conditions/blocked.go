@@ -50,7 +50,7 @@ func Recheck(err error) time.Duration {
 // NameConflict looks again: the stranger's object is outside the operator's
 // cache, which holds its own children only, so no watch sees it go. One
 // read of the API server per blocked resource and period.
-const NameConflictRecheck = 10 * time.Second
+const NameConflictRecheck = 5 * time.Second
 
 // ReasonNameConflict is the reason of a child's name taken by an object the
 // custom resource does not control.

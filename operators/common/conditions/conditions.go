@@ -59,8 +59,9 @@ type toldOnce struct {
 	told map[string]bool
 }
 
-// Once reports whether what (a Job's outcome, by the Job's UID) is told
-// about obj for the first time, and remembers that it is.
+// Once reports whether what (a Job's outcome, by the Job's UID; a spec's
+// warning, by its generation) is told about obj for the first time, and
+// remembers that it is.
 func (t *Told) Once(obj metav1.Object, what string) bool {
 	key := types.NamespacedName{Namespace: obj.GetNamespace(), Name: obj.GetName()}
 	t.mu.Lock()

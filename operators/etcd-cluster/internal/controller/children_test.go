@@ -3,6 +3,7 @@ package controller
 import (
 	"strings"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -48,20 +49,45 @@ func TestMemberRequests(t *testing.T) {
 	}
 }
 
-// The Blocked warning is recorded when the cause changes: blockedBy reads
-// back the cause report wrote, and nothing once the block is gone.
-func TestBlockedByReadsWhatReportWrote(t *testing.T) {
-	c := &etcdv1.EtcdCluster{ObjectMeta: metav1.ObjectMeta{Name: "example", Namespace: "etc"}}
-	if got := blockedBy(c); got != "" {
-		t.Errorf("a new cluster is blocked by %q", got)
+// twoOfThreeHealthy is a cluster of version whose third member,
+// example-2, is not healthy.
+func twoOfThreeHealthy(version string) (*etcdv1.EtcdCluster, []membership.Member) {
+	c := &etcdv1.EtcdCluster{ObjectMeta: metav1.ObjectMeta{Name: "example", Namespace: "etc"}, Spec: etcdv1.ClusterSpec{Size: 3, Version: version}}
+	return c, []membership.Member{
+		{ID: 1, Name: "example-0", Healthy: true},
+		{ID: 2, Name: "example-1", Healthy: true},
+		{ID: 3, Name: "example-2"},
 	}
-	report(c, nil, observed{}, membership.Step{Action: membership.Blocked, Cause: membership.QuorumLost, Reason: "2 of 3 members down"})
-	if got := blockedBy(c); got != membership.QuorumLost {
-		t.Errorf("after a Blocked step: blocked by %q, want %q", got, membership.QuorumLost)
+}
+
+// A member coming back (its pod restarted by a roll, recreated on its
+// volume) is the operator's to finish, not Degraded: a Warning on every
+// roll step would cry wolf. Not Ready for memberGrace, it is.
+func TestMemberComingBackIsDegradedOnlyAfterGrace(t *testing.T) {
+	c, members := twoOfThreeHealthy("3.5.0")
+	restarted := time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "example-2", Namespace: "etc", CreationTimestamp: metav1.NewTime(restarted)},
+		Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "etcd", Image: "quay.io/coreos/etcd:v3.5.0"}}},
+		Status: corev1.PodStatus{Conditions: []corev1.PodCondition{
+			{Type: corev1.PodReady, Status: corev1.ConditionFalse, LastTransitionTime: metav1.NewTime(restarted)},
+		}},
 	}
-	report(c, nil, observed{}, membership.Step{Action: membership.None, Reason: "nothing to do"})
-	if got := blockedBy(c); got != "" {
-		t.Errorf("after the block is gone: blocked by %q", got)
+	obs := observed{pods: map[string]*corev1.Pod{"example-2": pod}}
+	wait := membership.Step{Action: membership.Wait, Cause: membership.MemberUnhealthy, Reason: "example-2 is not healthy"}
+	for _, tc := range []struct {
+		after  time.Duration
+		status metav1.ConditionStatus
+		reason string
+	}{
+		{10 * time.Second, metav1.ConditionFalse, ReasonRecovering},
+		{memberGrace + time.Second, metav1.ConditionTrue, ReasonMemberFailed},
+	} {
+		report(c, members, obs, wait, restarted.Add(tc.after))
+		d := meta.FindStatusCondition(c.Status.Conditions, conditions.Degraded)
+		if d == nil || d.Status != tc.status || d.Reason != tc.reason || !strings.Contains(d.Message, "example-2") {
+			t.Errorf("not Ready for %s: Degraded %+v, want %s %s naming example-2", tc.after, d, tc.status, tc.reason)
+		}
 	}
 }
 
@@ -69,12 +95,7 @@ func TestBlockedByReadsWhatReportWrote(t *testing.T) {
 // release, a repository typo) is Degraded with the kubelet's reason and
 // message, not only "not healthy".
 func TestStuckMemberSaysWhatTheKubeletSays(t *testing.T) {
-	c := &etcdv1.EtcdCluster{ObjectMeta: metav1.ObjectMeta{Name: "example", Namespace: "etc"}, Spec: etcdv1.ClusterSpec{Size: 3, Version: "3.6.99"}}
-	members := []membership.Member{
-		{ID: 1, Name: "example-0", Healthy: true},
-		{ID: 2, Name: "example-1", Healthy: true},
-		{ID: 3, Name: "example-2"},
-	}
+	c, members := twoOfThreeHealthy("3.6.99")
 	stuck := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: "example-2", Namespace: "etc"},
 		Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "etcd", Image: "quay.io/coreos/etcd:v3.6.99"}}},
@@ -82,7 +103,7 @@ func TestStuckMemberSaysWhatTheKubeletSays(t *testing.T) {
 			Waiting: &corev1.ContainerStateWaiting{Reason: "ImagePullBackOff", Message: `Back-off pulling image "quay.io/coreos/etcd:v3.6.99"`},
 		}}}},
 	}
-	report(c, members, observed{pods: map[string]*corev1.Pod{"example-2": stuck}}, membership.Step{Action: membership.None, Reason: "nothing to do"})
+	report(c, members, observed{pods: map[string]*corev1.Pod{"example-2": stuck}}, membership.Step{Action: membership.None, Reason: "nothing to do"}, time.Now())
 	d := meta.FindStatusCondition(c.Status.Conditions, conditions.Degraded)
 	if d == nil || d.Status != metav1.ConditionTrue || d.Reason != "ImagePullBackOff" ||
 		!strings.Contains(d.Message, `container etcd of pod example-2: ImagePullBackOff: Back-off pulling image "quay.io/coreos/etcd:v3.6.99"`) {

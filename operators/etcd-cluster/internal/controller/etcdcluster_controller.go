@@ -7,6 +7,7 @@ package controller
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"time"
 
@@ -89,6 +90,7 @@ type EtcdClusterReconciler struct {
 
 	mu        sync.Mutex
 	executors map[types.NamespacedName]*membership.Executor
+	told      conditions.Told
 }
 
 // +kubebuilder:rbac:groups=etcd.database.coreos.com,resources=etcdclusters,verbs=list;watch
@@ -117,62 +119,40 @@ func Cache() map[client.Object]cache.ByObject {
 // Reconcile brings one EtcdCluster one step closer to its spec, in the
 // shape every operator of the workshop shares. A cluster needs no
 // finalizer: its pods, volumes and Services carry owner references and go
-// with it. The operator tells its own Warning events (Told is nil): one per
-// blocked step's cause, as the planner names it.
+// with it.
 func (r *EtcdClusterReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
-	return reconciler.Run(ctx, req, reconciler.Steps[*etcdv1.EtcdCluster, struct{}]{
-		Client: r.Client, Recorder: r.Recorder,
+	return reconciler.Run(ctx, req, reconciler.Steps[*etcdv1.EtcdCluster, pass]{
+		Client: r.Client, Recorder: r.Recorder, Told: &r.told,
 		New:       func() *etcdv1.EtcdCluster { return &etcdv1.EtcdCluster{} },
 		Forget:    r.forget,
 		Manages:   r.manages,
 		Normal:    r.reconcileCluster,
-		Summarize: r.summarize,
+		Summarize: summarize,
 	})
 }
 
-// reconcileCluster reports where the cluster is served and moves it one
-// step. The members step reports what etcd said as it decides (report,
-// rolling, unreachable, lost, bootstrapping); summarize adds what ended a
-// pass before it.
-func (r *EtcdClusterReconciler) reconcileCluster(ctx context.Context, c *etcdv1.EtcdCluster) (struct{}, ctrl.Result, error) {
-	// Once per spec change: the generation observed so far is the previous one.
-	if c.Spec.Size%2 == 0 && c.Generation != c.Status.ObservedGeneration {
+// reconcileCluster applies the cluster's Services and budget and moves its
+// members one step, noting what it found and did for summarize.
+func (r *EtcdClusterReconciler) reconcileCluster(ctx context.Context, c *etcdv1.EtcdCluster) (pass, ctrl.Result, error) {
+	// Once per spec change, however many passes see it (before a restart,
+	// the status's observedGeneration tells whether it was seen).
+	if c.Spec.Size%2 == 0 && c.Generation != c.Status.ObservedGeneration && r.told.Once(c, fmt.Sprintf("EvenSize %d", c.Generation)) {
 		r.Recorder.Eventf(c, nil, corev1.EventTypeWarning, "EvenSize", "Validate",
 			"size %d tolerates %d failed member(s), no more than size %d: odd sizes are advised",
 			c.Spec.Size, membership.Tolerates(c.Spec.Size), c.Spec.Size-1)
 	}
-	c.Status.ServiceName = clientServiceName(c.Name)
-	c.Status.ClientPort = clientPort
-	c.Status.ControlPaused = c.Spec.Paused
+	var p pass
 	if c.Spec.Paused {
-		return struct{}{}, ctrl.Result{}, nil
+		return p, ctrl.Result{}, nil
 	}
-	res, err := r.reconcileChildren(ctx, c)
-	if errors.As(err, new(*conditions.Blocked)) {
-		// A stranger's object in a child's way carries no reference to
-		// the cluster: no event of it brings the cluster back when it goes.
-		return struct{}{}, reconciler.Poll(requeueUnreachable), err
-	}
-	return struct{}{}, res, err
-}
-
-// summarize reports a paused cluster, a child's name taken by a stranger's
-// object, and a child the API server refuses.
-func (r *EtcdClusterReconciler) summarize(c *etcdv1.EtcdCluster, _ struct{}, err error) {
-	if c.Spec.Paused {
-		paused(c)
-		return
-	}
-	if reason, msg, blocked, _ := conditions.Reported(err); blocked {
-		r.blocked(c, reason, msg)
-	}
-}
-
-func (r *EtcdClusterReconciler) reconcileChildren(ctx context.Context, c *etcdv1.EtcdCluster) (ctrl.Result, error) {
+	// A Blocked error is looked at again as every operator's is
+	// (reconciler.Run): a stranger's object in a child's way, which no
+	// event brings back, after conditions.NameConflictRecheck.
 	if err := r.applyClusterObjects(ctx, c); err != nil {
-		return ctrl.Result{}, err
+		return p, ctrl.Result{}, err
 	}
-	return r.reconcileMembers(ctx, c)
+	res, err := r.reconcileMembers(ctx, c, &p)
+	return p, res, err
 }
 
 // manages reports whether c is this operator's: annotated clusterwide when
@@ -192,7 +172,7 @@ func (r *EtcdClusterReconciler) applyClusterObjects(ctx context.Context, c *etcd
 	clients := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: clientServiceName(c.Name), Namespace: c.Namespace}}
 	budget := &policyv1.PodDisruptionBudget{ObjectMeta: metav1.ObjectMeta{Name: c.Name, Namespace: c.Namespace}}
 	for _, obj := range []client.Object{peer, clients, budget} {
-		if _, err := apply.Claim(ctx, r.Client, r.APIReader, c, obj, apply.ControlledBy(c)); err != nil {
+		if err := r.claim(ctx, c, obj); err != nil {
 			return err
 		}
 	}
@@ -202,6 +182,13 @@ func (r *EtcdClusterReconciler) applyClusterObjects(ctx context.Context, c *etcd
 		applyChanged(ctx, r.Client, peerServiceFor(c, ref), peer),
 		applyChanged(ctx, r.Client, clientServiceFor(c, ref), clients),
 		applyChanged(ctx, r.Client, disruptionBudgetFor(c, ref), budget))
+}
+
+// claim reads obj, a child of c, into itself, and returns NameConflict
+// when it is not c's (apply.Claim).
+func (r *EtcdClusterReconciler) claim(ctx context.Context, c *etcdv1.EtcdCluster, obj client.Object) error {
+	_, err := apply.Claim(ctx, r.Client, r.APIReader, c, obj, apply.ControlledBy(c))
+	return err
 }
 
 func applyChanged(ctx context.Context, c client.Client, obj runtime.ApplyConfiguration, live client.Object) error {

@@ -233,6 +233,21 @@ func TestVersionChangeRollsMembersKeepingData(t *testing.T) {
 	if after := memberIDs(t, c); !maps.Equal(before, after) {
 		t.Errorf("members %v became %v: a version roll keeps the members", before, after)
 	}
+	// Each member restarted as the roll planned: nothing for a person.
+	if w := warnings(t, got); len(w) > 0 {
+		t.Errorf("Warning events %v during a roll", w)
+	}
+}
+
+// warnings counts the Warning events about c by reason, an event told
+// again (a series) as many times as it was.
+func warnings(t *testing.T, c *etcdv1.EtcdCluster) map[string]int {
+	t.Helper()
+	n, err := testenv.EventsByReason(context.Background(), suite.Client, c, corev1.EventTypeWarning)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
 }
 
 // Two edits in a row, each one minor version (the CRD takes both), would
@@ -277,10 +292,15 @@ func TestVersionSkipAcrossEditsMovesNoMember(t *testing.T) {
 	// A step they can take: every member moves, the data with them.
 	update(t, c, func(s *etcdv1.ClusterSpec) { s.Version = "3.5.0" })
 	waitRolled(t, c, "docker.io/prgcont/etcd:v3.5.0")
-	if got := waitHealthy(t, c, 3); got.Status.CurrentVersion != "3.5.0" {
+	got = waitHealthy(t, c, 3)
+	if got.Status.CurrentVersion != "3.5.0" {
 		t.Errorf("current version %q, want 3.5.0", got.Status.CurrentVersion)
 	}
 	expectKey(t, c)
+	// Told once, however many passes saw it; the roll after it, nothing.
+	if w := warnings(t, got); !maps.Equal(w, map[string]int{ReasonVersionStep: 1}) {
+		t.Errorf("Warning events %v, want one %s", w, ReasonVersionStep)
+	}
 }
 
 // A version whose image never pulls stops the roll at its first member,
@@ -774,8 +794,6 @@ func TestOrphanedMembers(t *testing.T) {
 	})
 }
 
-// An even size is allowed, with a Warning when it is asked for: one per
-// spec change, not one per pass.
 // etcd answers before the kubelet's first readiness probe: Ready waits for
 // the pods, so that `kubectl get pods` right after `kubectl wait
 // --for=condition=Ready` shows them ready (lab 6 saw 0/1 there).
@@ -805,39 +823,24 @@ func TestReadyWaitsForThePodsReadiness(t *testing.T) {
 	waitHealthy(t, c, 1)
 }
 
+// An even size is allowed, with a Warning when it is asked for: one per
+// spec change, not one per pass.
 func TestEvenSizeIsWarned(t *testing.T) {
 	ns := suite.Namespace(t, nil)
 	c := workshopCluster(ns)
 	c.Spec.Size = 4
 	create(t, c)
-	warnings := func(ctx context.Context) (int, error) {
-		var events corev1.EventList
-		if err := suite.Client.List(ctx, &events, client.InNamespace(ns)); err != nil {
-			return 0, err
-		}
-		n := 0
-		for _, e := range events.Items {
-			if e.Reason == "EvenSize" && e.Type == corev1.EventTypeWarning {
-				n++
-			}
-		}
-		return n, nil
-	}
 	// By the time the four first members exist, the cluster has been
 	// reconciled several times.
 	testenv.Eventually(t, "four member pods and the EvenSize warning", func(ctx context.Context) error {
 		pods, _ := children(ctx, t, c)
-		n, err := warnings(ctx)
-		if err != nil {
-			return err
-		}
-		if len(pods) != 4 || n == 0 {
+		if n := warnings(t, c)["EvenSize"]; len(pods) != 4 || n == 0 {
 			return fmt.Errorf("pods %v, %d EvenSize warnings", pods, n)
 		}
 		return nil
 	})
-	if n, err := warnings(context.Background()); err != nil || n != 1 {
-		t.Errorf("%d EvenSize warnings (%v), want 1 for one spec", n, err)
+	if n := warnings(t, c)["EvenSize"]; n != 1 {
+		t.Errorf("%d EvenSize warnings, want 1 for one spec", n)
 	}
 }
 

@@ -15,7 +15,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
-	"github.com/operator-workshops/workshop/operators/common/apply"
 	"github.com/operator-workshops/workshop/operators/common/conditions"
 	"github.com/operator-workshops/workshop/operators/common/pods"
 	"github.com/operator-workshops/workshop/operators/common/reconciler"
@@ -87,22 +86,23 @@ func everAvailable(c *etcdv1.EtcdCluster) bool {
 // a cluster with no member yet is bootstrapped, one whose members do not
 // answer gets its pods back, and one that answers is tidied (orphans
 // deleted, deleted pods restored) before the step.
-func (r *EtcdClusterReconciler) reconcileMembers(ctx context.Context, c *etcdv1.EtcdCluster) (ctrl.Result, error) {
+func (r *EtcdClusterReconciler) reconcileMembers(ctx context.Context, c *etcdv1.EtcdCluster, p *pass) (ctrl.Result, error) {
 	obs, err := r.observe(ctx, c)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
+	p.obs = obs
 	opts, err := membership.OptionsFor(c.Name, c.Spec.Version)
 	if err != nil {
-		invalid(c, err)
+		p.invalid = err
 		return ctrl.Result{}, nil
 	}
 	if len(obs.pods) == 0 && len(obs.volumes) == 0 {
 		if everAvailable(c) {
-			lost(c)
+			p.lost = true
 			return ctrl.Result{}, nil
 		}
-		return r.bootstrap(ctx, c, obs)
+		return r.bootstrap(ctx, c, p)
 	}
 
 	exec, addr := r.executor(c), HeadlessService(c)
@@ -117,28 +117,28 @@ func (r *EtcdClusterReconciler) reconcileMembers(ctx context.Context, c *etcdv1.
 	}
 	members, err := exec.Members(ctx)
 	if err != nil {
-		return r.unanswered(ctx, c, obs, err)
+		return r.unanswered(ctx, c, p, err)
 	}
 	if res, replaced, err := r.replaceNeverRan(ctx, c, obs, members); replaced || err != nil {
 		return res, err
 	}
-	step, wasBlocked, err := r.plan(ctx, c, members, obs, opts)
-	if err != nil {
+	if err := r.plan(ctx, c, members, p, opts); err != nil {
 		return ctrl.Result{}, err
 	}
-	if deleted, err := r.tidy(ctx, c, members, exec.Current(), obs, step); err != nil || deleted {
+	if deleted, err := r.tidy(ctx, c, members, exec.Current(), obs, p.step); err != nil || deleted {
 		return after(requeueSoon, err)
 	}
-	return r.take(ctx, c, exec, opts, members, obs, step, wasBlocked)
+	return r.take(ctx, c, exec, opts, p)
 }
 
 // unanswered is the pass of a cluster none of whose members answers.
-func (r *EtcdClusterReconciler) unanswered(ctx context.Context, c *etcdv1.EtcdCluster, obs observed, err error) (ctrl.Result, error) {
+func (r *EtcdClusterReconciler) unanswered(ctx context.Context, c *etcdv1.EtcdCluster, p *pass, err error) (ctrl.Result, error) {
 	ctrl.LoggerFrom(ctx).V(1).Info("no member answers", "error", err.Error())
-	unreachable(c, obs, err)
+	p.unanswered = err
+	obs := p.obs
 	if !everAvailable(c) {
 		// The first members are still starting: see that they all exist.
-		_, err := r.bootstrap(ctx, c, obs)
+		_, err := r.bootstrap(ctx, c, p)
 		return after(requeueUnreachable, err)
 	}
 	// Members whose pods were deleted come back on their volumes; with no
@@ -147,18 +147,15 @@ func (r *EtcdClusterReconciler) unanswered(ctx context.Context, c *etcdv1.EtcdCl
 }
 
 // plan marks the members whose pods failed, labels the volumes with their
-// member IDs, plans the next step and reports it in the status. It also
-// returns the cause the cluster was blocked by before this pass.
-func (r *EtcdClusterReconciler) plan(ctx context.Context, c *etcdv1.EtcdCluster, members []membership.Member, obs observed, opts membership.Options) (membership.Step, membership.Cause, error) {
-	markFailed(members, obs)
-	if err := r.labelVolumes(ctx, members, obs); err != nil {
-		return membership.Step{}, "", err
+// member IDs and plans the next step, noting both in p.
+func (r *EtcdClusterReconciler) plan(ctx context.Context, c *etcdv1.EtcdCluster, members []membership.Member, p *pass, opts membership.Options) error {
+	markFailed(members, p.obs)
+	if err := r.labelVolumes(ctx, members, p.obs); err != nil {
+		return err
 	}
-	step := membership.Next(c.Spec.Size, members, opts)
-	wasBlocked := blockedBy(c)
-	report(c, members, obs, step)
-	ctrl.LoggerFrom(ctx).V(1).Info("planned", "step", step.String())
-	return step, wasBlocked, nil
+	p.members, p.step, p.planned = members, membership.Next(c.Spec.Size, members, opts), true
+	ctrl.LoggerFrom(ctx).V(1).Info("planned", "step", p.step.String())
+	return nil
 }
 
 // tidy deletes the pods and volumes of members etcd no longer lists, and
@@ -184,20 +181,17 @@ func (r *EtcdClusterReconciler) tidy(ctx context.Context, c *etcdv1.EtcdCluster,
 	return false, r.restorePods(ctx, c, obs, restore, members)
 }
 
-// take takes step.
-func (r *EtcdClusterReconciler) take(ctx context.Context, c *etcdv1.EtcdCluster, exec *membership.Executor, opts membership.Options,
-	members []membership.Member, obs observed, step membership.Step, wasBlocked membership.Cause) (ctrl.Result, error) {
+// take takes the step p planned.
+func (r *EtcdClusterReconciler) take(ctx context.Context, c *etcdv1.EtcdCluster, exec *membership.Executor, opts membership.Options, p *pass) (ctrl.Result, error) {
+	step, obs := p.step, p.obs
 	switch step.Action {
 	case membership.None:
-		return r.roll(ctx, c, exec, opts, members, obs)
+		return r.roll(ctx, c, exec, opts, p)
 	case membership.Wait:
 		return reconciler.Poll(requeueSoon), nil
 	case membership.Blocked:
-		// A person is needed: say so once per cause, not on every pass
-		// (the status says it all along).
-		if wasBlocked != step.Cause {
-			r.Recorder.Eventf(c, nil, corev1.EventTypeWarning, string(step.Cause), "Plan", "%s", step.Reason)
-		}
+		// A person is needed: Degraded says so, with one Warning per
+		// cause (reconciler.Run tells it).
 		return reconciler.Poll(requeueUnreachable), nil
 	case membership.Start:
 		return r.start(ctx, c, obs, step)
@@ -229,7 +223,8 @@ func (r *EtcdClusterReconciler) take(ctx context.Context, c *etcdv1.EtcdCluster,
 // --initial-cluster-state=new, as etcd's own static bootstrap does. A
 // bootstrap cut short by a restart is completed with the member list the
 // first pods were given.
-func (r *EtcdClusterReconciler) bootstrap(ctx context.Context, c *etcdv1.EtcdCluster, obs observed) (ctrl.Result, error) {
+func (r *EtcdClusterReconciler) bootstrap(ctx context.Context, c *etcdv1.EtcdCluster, p *pass) (ctrl.Result, error) {
+	obs := p.obs
 	names := bootstrapMembers(c, obs)
 	how := start{initialCluster: initialCluster(HeadlessService(c), names)}
 	var created []string
@@ -246,7 +241,7 @@ func (r *EtcdClusterReconciler) bootstrap(ctx context.Context, c *etcdv1.EtcdClu
 		r.Recorder.Eventf(c, nil, corev1.EventTypeNormal, "Bootstrap", "CreateMembers",
 			"created %s of a new %d-member cluster", strings.Join(created, ", "), len(names))
 	}
-	bootstrapping(c, names)
+	p.bootstrap = names
 	return reconciler.Poll(requeueSoon), nil
 }
 
@@ -292,7 +287,7 @@ func (r *EtcdClusterReconciler) ensureMember(ctx context.Context, c *etcdv1.Etcd
 		v := volumeFor(c, name, id)
 		err := r.create(ctx, c, v)
 		if apierrors.IsAlreadyExists(err) {
-			_, err = apply.Claim(ctx, r.Client, r.APIReader, c, &corev1.PersistentVolumeClaim{ObjectMeta: v.ObjectMeta}, apply.ControlledBy(c))
+			err = r.claim(ctx, c, &corev1.PersistentVolumeClaim{ObjectMeta: v.ObjectMeta})
 		}
 		if err != nil {
 			return false, fmt.Errorf("create the volume of %s: %w", name, err)
@@ -312,8 +307,7 @@ func (r *EtcdClusterReconciler) ensureMember(ctx context.Context, c *etcdv1.Etcd
 	err := r.create(ctx, c, pod)
 	if apierrors.IsAlreadyExists(err) {
 		// The cache had not seen it yet, or it is a stranger's.
-		_, err := apply.Claim(ctx, r.Client, r.APIReader, c, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: pod.Name, Namespace: pod.Namespace}}, apply.ControlledBy(c))
-		return false, err
+		return false, r.claim(ctx, c, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: pod.Name, Namespace: pod.Namespace}})
 	}
 	if err != nil {
 		return false, fmt.Errorf("create the pod of %s: %w", name, err)
@@ -515,7 +509,8 @@ func imageVersion(p *corev1.Pod) string {
 // pod's etcd answers until it has stopped), the pod of one outdated member
 // is deleted, after its leadership is handed over, and it comes back on its
 // volume with the new image.
-func (r *EtcdClusterReconciler) roll(ctx context.Context, c *etcdv1.EtcdCluster, exec *membership.Executor, opts membership.Options, members []membership.Member, obs observed) (ctrl.Result, error) {
+func (r *EtcdClusterReconciler) roll(ctx context.Context, c *etcdv1.EtcdCluster, exec *membership.Executor, opts membership.Options, p *pass) (ctrl.Result, error) {
+	members, obs := p.members, p.obs
 	want := Image(c)
 	var outdated []string
 	for _, n := range obs.names(c.Name) {
@@ -555,6 +550,6 @@ func (r *EtcdClusterReconciler) roll(ctx context.Context, c *etcdv1.EtcdCluster,
 	}
 	r.Recorder.Eventf(c, obs.pods[victim], corev1.EventTypeNormal, "Upgrade", "DeletePod",
 		"%s restarts with %s (%d of %d members still to go)", victim, want, len(outdated), len(members))
-	rolling(c, victim, len(outdated))
+	p.restarted, p.outdated = victim, len(outdated)
 	return reconciler.Poll(requeueSoon), nil
 }

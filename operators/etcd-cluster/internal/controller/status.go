@@ -4,9 +4,9 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/operator-workshops/workshop/operators/common/conditions"
@@ -32,6 +32,10 @@ const (
 	ReasonInvalid      = "InvalidSpec"
 	ReasonHealthy      = "MembersHealthy"
 	ReasonMemberFailed = "MemberUnhealthy"
+	// ReasonRecovering: some member is not healthy yet, as while its pod
+	// restarts for a roll or after its node went away; Degraded once its
+	// pod waits for a person or it stays unhealthy for memberGrace.
+	ReasonRecovering = "MembersRecovering"
 	// ReasonPodsNotReady: every member answers, but the kubelet has not
 	// yet found some of their pods Ready, so the client Service does not
 	// send them traffic.
@@ -41,6 +45,66 @@ const (
 	// the version the members run.
 	ReasonVersionStep = "VersionStep"
 )
+
+// memberGrace is how long a member's pod may stay not Ready, as it starts
+// and catches up, before the member is reported Degraded.
+const memberGrace = 2 * time.Minute
+
+// pass is what one pass over a cluster found and did. summarize reports it:
+// the one place the conditions are set.
+type pass struct {
+	// obs is what the API server holds of the members.
+	obs observed
+	// invalid: the operator cannot run spec.version.
+	invalid error
+	// lost: the cluster served once and has no pod or volume left.
+	lost bool
+	// unanswered is why no member answered, when none did.
+	unanswered error
+	// bootstrap names the first members while they start.
+	bootstrap []string
+	// planned: the members answered, and step is planned for them.
+	planned bool
+	members []membership.Member
+	step    membership.Step
+	// restarted is the member whose pod the roll restarted, outdated how
+	// many members still ran another version before.
+	restarted string
+	outdated  int
+}
+
+// summarize sets the status from what one pass found and did, and from the
+// error that ended it (a child the API server refused, an object in a
+// child's way, a version etcd cannot move to).
+func summarize(c *etcdv1.EtcdCluster, p pass, err error) {
+	c.Status.ServiceName = clientServiceName(c.Name)
+	c.Status.ClientPort = clientPort
+	c.Status.ControlPaused = c.Spec.Paused
+	switch {
+	case c.Spec.Paused:
+		paused(c)
+		return
+	case p.invalid != nil:
+		invalid(c, p.invalid)
+	case p.lost:
+		lost(c)
+	case p.planned:
+		report(c, p.members, p.obs, p.step, time.Now())
+		if p.restarted != "" {
+			rolling(c, p.restarted, p.outdated)
+		}
+	default:
+		if p.unanswered != nil {
+			unreachable(c, p.obs, p.unanswered)
+		}
+		if p.bootstrap != nil {
+			bootstrapping(c, p.bootstrap)
+		}
+	}
+	if reason, msg, isBlocked, _ := conditions.Reported(err); isBlocked {
+		blocked(c, reason, msg)
+	}
+}
 
 func set(c *etcdv1.EtcdCluster, typ string, s metav1.ConditionStatus, reason, format string, args ...any) {
 	conditions.Set(&c.Status.Conditions, c.Generation, typ, s, reason, format, args...)
@@ -59,11 +123,8 @@ func invalid(c *etcdv1.EtcdCluster, err error) {
 
 // blocked reports what only a person can fix (conditions.Blocked): an
 // object in the way of a child (apply.Claim, NameConflict), a child the API
-// server refuses (Refused); with one Warning event when it first shows.
-func (r *EtcdClusterReconciler) blocked(c *etcdv1.EtcdCluster, reason, msg string) {
-	if d := meta.FindStatusCondition(c.Status.Conditions, conditions.Degraded); d == nil || d.Reason != reason || d.Message != msg {
-		r.Recorder.Eventf(c, nil, corev1.EventTypeWarning, reason, "Create", "%s", msg)
-	}
+// server refuses (Refused), a version etcd cannot move to.
+func blocked(c *etcdv1.EtcdCluster, reason, msg string) {
 	c.Status.Reason = msg
 	set(c, conditions.Ready, metav1.ConditionFalse, reason, "%s", msg)
 	set(c, conditions.Progressing, metav1.ConditionFalse, reason, "waiting for a person to act: see Degraded")
@@ -116,19 +177,8 @@ func unreachable(c *etcdv1.EtcdCluster, obs observed, err error) {
 		"no member answers; pods of members whose volume is kept are recreated: %v", err)
 }
 
-// blockedBy returns the cause of the Blocked step c's status reports (report
-// writes it as Progressing False with the cause as reason), or "" when the
-// status reports none.
-func blockedBy(c *etcdv1.EtcdCluster) membership.Cause {
-	p := meta.FindStatusCondition(c.Status.Conditions, conditions.Progressing)
-	if p == nil || p.Status != metav1.ConditionFalse || p.Reason == ReasonReconciled {
-		return ""
-	}
-	return membership.Cause(p.Reason)
-}
-
 // report writes what etcd said and what the operator does next.
-func report(c *etcdv1.EtcdCluster, members []membership.Member, obs observed, step membership.Step) {
+func report(c *etcdv1.EtcdCluster, members []membership.Member, obs observed, step membership.Step, now time.Time) {
 	c.Status.Size = len(members)
 	var ready, unready []string
 	for _, m := range members {
@@ -185,25 +235,53 @@ func report(c *etcdv1.EtcdCluster, members []membership.Member, obs observed, st
 		set(c, conditions.Ready, metav1.ConditionTrue, ReasonHealthy, "%d members, all healthy, running etcd %s", len(members), c.Status.CurrentVersion)
 	}
 
-	switch {
+	switch reason, why, failed := failing(members, obs, now); {
 	case step.Action == membership.Blocked:
 		set(c, conditions.Degraded, metav1.ConditionTrue, string(step.Cause), "%s", step.Reason)
-	case len(unready) > 0:
-		// A member whose pod waits for a person (an image that never
-		// pulls, a crash loop) says what the kubelet says.
-		reason, why := ReasonMemberFailed, ""
-		for _, m := range members {
-			if p := obs.pods[m.Name]; p != nil && !m.Healthy {
-				if r, msg, stuck := pods.Stuck(p); stuck {
-					reason, why = r, ": "+msg
-					break
-				}
-			}
-		}
+	case failed:
 		set(c, conditions.Degraded, metav1.ConditionTrue, reason, "%s not healthy%s", strings.Join(unready, ", "), why)
+	case len(unready) > 0:
+		// A member coming back (its pod restarted by a roll, recreated
+		// on its volume, a new member catching up) is the operator's to
+		// finish: Progressing says how.
+		set(c, conditions.Degraded, metav1.ConditionFalse, ReasonRecovering,
+			"%s not healthy yet; Degraded if not within %s", strings.Join(unready, ", "), memberGrace)
 	default:
 		set(c, conditions.Degraded, metav1.ConditionFalse, ReasonHealthy, "every member is healthy")
 	}
+}
+
+// failing reports an unhealthy member that needs a person: its pod waits
+// for one (an image that never pulls, a crash loop: the kubelet's reason
+// and message), or has not been Ready for memberGrace.
+func failing(members []membership.Member, obs observed, now time.Time) (reason, why string, failed bool) {
+	var long []string
+	for _, m := range members {
+		p := obs.pods[m.Name]
+		if m.Healthy || p == nil || !p.DeletionTimestamp.IsZero() {
+			continue
+		}
+		if r, msg, stuck := pods.Stuck(p); stuck {
+			return r, ": " + msg, true
+		}
+		if !pods.Ready(p) && now.Sub(notReadySince(p)) > memberGrace {
+			long = append(long, m.Name)
+		}
+	}
+	if len(long) > 0 {
+		return ReasonMemberFailed, fmt.Sprintf(": the pod of %s has not been Ready for %s", strings.Join(long, ", "), memberGrace), true
+	}
+	return "", "", false
+}
+
+// notReadySince is when the pod was last found not Ready, or was created.
+func notReadySince(p *corev1.Pod) time.Time {
+	for _, cond := range p.Status.Conditions {
+		if cond.Type == corev1.PodReady && !cond.LastTransitionTime.IsZero() {
+			return cond.LastTransitionTime.Time
+		}
+	}
+	return p.CreationTimestamp.Time
 }
 
 // podsNotReady names the members whose pod is missing or not Ready, in

@@ -8,7 +8,6 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -86,7 +85,7 @@ func (r *MySQLReconciler) backupBeforeDelete(ctx context.Context, m *mysqlv1.MyS
 		msg := fmt.Sprintf("%s failed, so MySQL %s and its data stay. `kubectl logs job/%s` says why; "+
 			"`kubectl delete job %s` runs the backup again; `kubectl annotate mysql %s %s=true` deletes without a backup",
 			name, m.Name, name, name, m.Name, mysqlv1.SkipBackupAnnotation)
-		if c := meta.FindStatusCondition(m.Status.Conditions, BackupSucceeded); c == nil || c.Reason != ReasonBackupFailed {
+		if r.told.Once(m, "failed "+string(j.UID)) {
 			r.Recorder.Eventf(m, j, corev1.EventTypeWarning, ReasonBackupFailed, "BackupJobFailed", "%s", msg)
 		}
 		setCondition(m, BackupSucceeded, metav1.ConditionFalse, ReasonBackupFailed, msg)
@@ -208,7 +207,7 @@ func (r *MySQLReconciler) startBackup(ctx context.Context, m *mysqlv1.MySQL) (bo
 
 // skipBackup records that m goes without a backup, and why.
 func (r *MySQLReconciler) skipBackup(m *mysqlv1.MySQL, reason, msg string) {
-	if c := meta.FindStatusCondition(m.Status.Conditions, BackupSucceeded); c == nil || c.Reason != reason {
+	if r.told.Once(m, "skipped "+reason) {
 		r.Recorder.Eventf(m, nil, corev1.EventTypeWarning, reason, "SkipBackup", "%s", msg)
 	}
 	setCondition(m, BackupSucceeded, metav1.ConditionFalse, reason, msg)
