@@ -28,11 +28,11 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
-	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/operator-workshops/workshop/operators/common/apply"
 	"github.com/operator-workshops/workshop/operators/common/labels"
+	"github.com/operator-workshops/workshop/operators/common/metricsauth"
 )
 
 // MaxVerbosity is the highest -v an operator takes: from 8 on, client-go
@@ -211,7 +211,7 @@ func metricsOptions(o Options) metricsserver.Options {
 	m := metricsserver.Options{BindAddress: o.MetricsAddr}
 	if o.MetricsSecure {
 		m.SecureServing = true
-		m.FilterProvider = filters.WithAuthenticationAndAuthorization
+		m.FilterProvider = metricsauth.Provider
 	}
 	return m
 }
