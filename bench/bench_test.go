@@ -59,6 +59,17 @@ func TestParseMemory(t *testing.T) {
 	}
 }
 
+func TestParseCPU(t *testing.T) {
+	// A command name with a space and a parenthesis; utime 1234, stime 566.
+	stat := "4242 (my op) x) S 1 4242 4242 0 -1 4194560 1000 0 0 0 1234 566 0 0 20 0 9 0 100 1300000000 15000\n"
+	if got, err := parseCPU(stat); err != nil || got != 18 {
+		t.Fatalf("got %v %v, want 18 s (1800 ticks)", got, err)
+	}
+	if _, err := parseCPU("4242 (op) S 1"); err == nil {
+		t.Error("no error for a short stat")
+	}
+}
+
 func TestPercentile(t *testing.T) {
 	var l []time.Duration
 	for i := 1; i <= 100; i++ {

@@ -115,6 +115,7 @@ func (c *cluster) dynamic() (*dynamic.DynamicClient, error) {
 type process struct {
 	cmd     *exec.Cmd
 	metrics string // the metrics endpoint's URL; empty for the seed
+	pprof   string // the profiles' base URL; empty for the seed
 	exited  chan struct{}
 }
 
@@ -168,11 +169,16 @@ func startOperator(ctx context.Context, c *cluster, op string, qps float64, burs
 	if err != nil {
 		return nil, err
 	}
+	pprofPort, err := freePort()
+	if err != nil {
+		return nil, err
+	}
 	cmd := exec.CommandContext(ctx, filepath.Join(c.root, "bin", "bench", op+"-operator"),
 		"--kubeconfig="+c.kubeconfig(),
 		"--namespace="+namespace,
 		"--metrics-bind-address=127.0.0.1:"+strconv.Itoa(metricsPort),
 		"--health-probe-bind-address=127.0.0.1:"+strconv.Itoa(probePort),
+		"--pprof-bind-address=127.0.0.1:"+strconv.Itoa(pprofPort),
 		"--kube-api-qps="+strconv.FormatFloat(qps, 'f', -1, 64),
 		"--kube-api-burst="+strconv.Itoa(burst))
 	p, err := start(cmd, logFile(c.root, op))
@@ -180,6 +186,7 @@ func startOperator(ctx context.Context, c *cluster, op string, qps float64, burs
 		return nil, err
 	}
 	p.metrics = fmt.Sprintf("http://127.0.0.1:%d/metrics", metricsPort)
+	p.pprof = fmt.Sprintf("http://127.0.0.1:%d/debug/pprof", pprofPort)
 	if err := p.waitReady(ctx, fmt.Sprintf("http://127.0.0.1:%d/readyz", probePort)); err != nil {
 		p.stop()
 		return nil, fmt.Errorf("the %s operator: %w (its log: %s)", op, err, logFile(c.root, op))

@@ -27,27 +27,33 @@ type settings struct {
 // result is one operator's line of the report; see the README's
 // performance section for what each figure means.
 type result struct {
-	CRs              int         `json:"crs"`
-	Done             string      `json:"done"`
-	Seconds          float64     `json:"seconds"`
-	CreatedSeconds   *float64    `json:"created_seconds,omitempty"`
-	P50Ms            float64     `json:"p50_ms"`
-	P99Ms            float64     `json:"p99_ms"`
-	Writes           int         `json:"writes"`
-	Reads            int         `json:"reads"`
-	WritesPerCR      float64     `json:"writes_per_cr"`
-	ReadsPerCR       float64     `json:"reads_per_cr"`
-	RequestsByMethod requests    `json:"requests_by_method"`
-	IdleSeconds      float64     `json:"idle_seconds"`
-	IdleWrites       int         `json:"idle_writes"`
-	PeakRSSMiB       float64     `json:"peak_rss_mib"`
+	CRs              int      `json:"crs"`
+	Done             string   `json:"done"`
+	Seconds          float64  `json:"seconds"`
+	CreatedSeconds   *float64 `json:"created_seconds,omitempty"`
+	P50Ms            float64  `json:"p50_ms"`
+	P99Ms            float64  `json:"p99_ms"`
+	Writes           int      `json:"writes"`
+	Reads            int      `json:"reads"`
+	WritesPerCR      float64  `json:"writes_per_cr"`
+	ReadsPerCR       float64  `json:"reads_per_cr"`
+	RequestsByMethod requests `json:"requests_by_method"`
+	IdleSeconds      float64  `json:"idle_seconds"`
+	IdleWrites       int      `json:"idle_writes"`
+	PeakRSSMiB       float64  `json:"peak_rss_mib"`
+	// CPUSeconds is the operator's CPU time, user and system, from its
+	// start to the end of the idle stretch.
+	CPUSeconds       float64     `json:"cpu_seconds"`
 	RSSPerCRKiB      float64     `json:"rss_per_cr_kib"`
 	FloorSeconds     float64     `json:"floor_seconds"`
 	FloorWritesPerCR float64     `json:"floor_writes_per_cr"`
 	RatioToFloor     float64     `json:"ratio_to_floor"`
 	Seed             *seedResult `json:"seed,omitempty"`
 	SpeedupVsSeed    *float64    `json:"speedup_vs_seed,omitempty"`
-	latencies        []time.Duration
+	// HeapProfile names the file of the operator's heap at convergence.
+	HeapProfile string `json:"heap_profile,omitempty"`
+	latencies   []time.Duration
+	heap        []byte // go tool pprof -top of that heap
 }
 
 // nodes is how many fake nodes pods pods need: kwok's nodes take 110 pods
@@ -140,6 +146,10 @@ func idleAndMemory(ctx context.Context, s settings, w workload, op *process, bas
 		return err
 	}
 	r.RequestsByMethod = converged
+	if r.heap, err = heapTop(ctx, op.pprof); err != nil {
+		return err
+	}
+	r.HeapProfile = "heap-" + w.operator + ".txt"
 	r.Writes, r.Reads = converged.writes(), converged.reads()
 	r.WritesPerCR, r.ReadsPerCR = per(r.Writes, w.count), per(r.Reads, w.count)
 	if err := sleep(ctx, s.idle); err != nil {
@@ -155,6 +165,9 @@ func idleAndMemory(ctx context.Context, s settings, w workload, op *process, bas
 		return err
 	}
 	r.PeakRSSMiB = round(float64(peak)/1024, 1)
+	if r.CPUSeconds, err = cpuSeconds(op.cmd.Process.Pid); err != nil {
+		return err
+	}
 	r.RSSPerCRKiB = round(float64(peak-baseRSS)/float64(w.count), 1)
 	return op.alive()
 }

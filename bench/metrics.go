@@ -7,6 +7,8 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 )
@@ -35,6 +37,16 @@ func (r requests) minus(before requests) requests {
 
 // scrape reads the requests an operator has sent so far.
 func scrape(ctx context.Context, url string) (requests, error) {
+	body, err := get(ctx, url)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = body.Close() }()
+	return parseRequests(body)
+}
+
+// get is the body of a GET of url that answered 200.
+func get(ctx context.Context, url string) (io.ReadCloser, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
 		return nil, err
@@ -43,11 +55,11 @@ func scrape(ctx context.Context, url string) (requests, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer func() { _ = resp.Body.Close() }()
 	if resp.StatusCode != http.StatusOK {
+		_ = resp.Body.Close()
 		return nil, fmt.Errorf("GET %s: %s", url, resp.Status)
 	}
-	return parseRequests(resp.Body)
+	return resp.Body, nil
 }
 
 // parseRequests sums rest_client_requests_total by method from Prometheus'
@@ -126,4 +138,79 @@ func parseMemory(r io.Reader) (rss, peak int, err error) {
 		return 0, 0, fmt.Errorf("no VmRSS or VmHWM in /proc/PID/status")
 	}
 	return rss, peak, nil
+}
+
+// heapTop reads the operator's heap profile from its pprof base URL and
+// returns what `go tool pprof -top` says of the memory in use: where the
+// heap goes, the part of the resident memory a change can move.
+func heapTop(ctx context.Context, pprof string) ([]byte, error) {
+	body, err := get(ctx, pprof+"/heap")
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = body.Close() }()
+	dir, err := os.MkdirTemp("", "bench-heap")
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = os.RemoveAll(dir) }()
+	profile := filepath.Join(dir, "heap.pb.gz")
+	f, err := os.Create(profile)
+	if err != nil {
+		return nil, err
+	}
+	_, err = io.Copy(f, body)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return nil, err
+	}
+	out, err := exec.CommandContext(ctx, "go", "tool", "pprof", "-top", "-sample_index=inuse_space", "-nodecount=30", profile).Output()
+	if err != nil {
+		return nil, fmt.Errorf("go tool pprof: %w", err)
+	}
+	// The header names the temporary file and the time: neither means
+	// anything once the file is gone.
+	var keep []string
+	for _, line := range strings.Split(string(out), "\n") {
+		if !strings.HasPrefix(line, "File: ") && !strings.HasPrefix(line, "Time: ") {
+			keep = append(keep, line)
+		}
+	}
+	return []byte(strings.Join(keep, "\n")), nil
+}
+
+// cpuSeconds is the CPU time a process has used, user and system, from
+// /proc/PID/stat (its 14th and 15th fields, in the kernel's USER_HZ, 100
+// ticks a second on Linux).
+func cpuSeconds(pid int) (float64, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, err
+	}
+	return parseCPU(string(b))
+}
+
+func parseCPU(stat string) (float64, error) {
+	// The command name, the second field, is in parentheses and may hold
+	// spaces: the fields that follow start after its last ')'.
+	i := strings.LastIndexByte(stat, ')')
+	if i < 0 {
+		return 0, fmt.Errorf("unreadable /proc/PID/stat %q", stat)
+	}
+	f := strings.Fields(stat[i+1:])
+	if len(f) < 13 {
+		return 0, fmt.Errorf("unreadable /proc/PID/stat %q", stat)
+	}
+	// f[0] is field 3 (the state): utime and stime, fields 14 and 15.
+	var ticks float64
+	for _, v := range f[11:13] {
+		n, err := strconv.ParseFloat(v, 64)
+		if err != nil {
+			return 0, fmt.Errorf("unreadable /proc/PID/stat %q: %w", stat, err)
+		}
+		ticks += n
+	}
+	return round(ticks/100, 1), nil
 }

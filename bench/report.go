@@ -70,8 +70,8 @@ func field(text, key string) string {
 // summary is the result on one line, as bench prints it.
 func (r *result) summary() string {
 	s := fmt.Sprintf("%d CRs in %.1fs (p50 %.0f ms, p99 %.0f ms), %.2f writes and %.2f reads per CR, "+
-		"%d writes idle, peak RSS %.1f MiB, floor %.1fs (x%.2f)",
-		r.CRs, r.Seconds, r.P50Ms, r.P99Ms, r.WritesPerCR, r.ReadsPerCR, r.IdleWrites, r.PeakRSSMiB, r.FloorSeconds, r.RatioToFloor)
+		"%d writes idle, peak RSS %.1f MiB, %.1f CPU s, floor %.1fs (x%.2f)",
+		r.CRs, r.Seconds, r.P50Ms, r.P99Ms, r.WritesPerCR, r.ReadsPerCR, r.IdleWrites, r.PeakRSSMiB, r.CPUSeconds, r.FloorSeconds, r.RatioToFloor)
 	if r.SpeedupVsSeed != nil {
 		s += fmt.Sprintf(", pods created in %.1fs where the seed took %.1fs (speedup x%.2f)", *r.CreatedSeconds, r.Seed.Seconds, *r.SpeedupVsSeed)
 	}
@@ -81,8 +81,8 @@ func (r *result) summary() string {
 // table is the report as a markdown table.
 func (rep report) table() string {
 	var b strings.Builder
-	b.WriteString("| operator | CRs | seconds | p50 ms | p99 ms | writes/CR | floor writes/CR | reads/CR | idle writes | peak RSS MiB | floor s | ratio to floor | vs seed |\n")
-	b.WriteString("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+	b.WriteString("| operator | CRs | seconds | p50 ms | p99 ms | writes/CR | floor writes/CR | reads/CR | idle writes | peak RSS MiB | CPU s | floor s | ratio to floor | vs seed |\n")
+	b.WriteString("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, op := range order {
 		r, ok := rep.Operators[op]
 		if !ok {
@@ -92,9 +92,9 @@ func (rep report) table() string {
 		if r.SpeedupVsSeed != nil {
 			seed = fmt.Sprintf("x%.2f (pods created in %.1f s, seed %.1f s)", *r.SpeedupVsSeed, *r.CreatedSeconds, r.Seed.Seconds)
 		}
-		fmt.Fprintf(&b, "| %s | %d | %.1f | %.0f | %.0f | %.2f | %.2f | %.2f | %d in %.0f s | %.1f | %.1f | %.2f | %s |\n",
+		fmt.Fprintf(&b, "| %s | %d | %.1f | %.0f | %.0f | %.2f | %.2f | %.2f | %d in %.0f s | %.1f | %.1f | %.1f | %.2f | %s |\n",
 			op, r.CRs, r.Seconds, r.P50Ms, r.P99Ms, r.WritesPerCR, r.FloorWritesPerCR, r.ReadsPerCR,
-			r.IdleWrites, r.IdleSeconds, r.PeakRSSMiB, r.FloorSeconds, r.RatioToFloor, seed)
+			r.IdleWrites, r.IdleSeconds, r.PeakRSSMiB, r.CPUSeconds, r.FloorSeconds, r.RatioToFloor, seed)
 	}
 	m := rep.Machine
 	fmt.Fprintf(&b, "\nMeasured %s at %s on %d CPUs (%s), %.1f GiB, %s; clients at %g QPS, burst %d.\n",
@@ -121,11 +121,17 @@ func (rep report) write(dir string) error {
 	if err != nil {
 		return err
 	}
-	for name, data := range map[string][]byte{
+	files := map[string][]byte{
 		"latest.json": append(js, '\n'),
 		"latest.md":   []byte(rep.table()),
 		"latest.png":  png,
-	} {
+	}
+	for _, r := range rep.Operators {
+		if r.heap != nil {
+			files[r.HeapProfile] = r.heap
+		}
+	}
+	for name, data := range files {
 		if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
 			return err
 		}

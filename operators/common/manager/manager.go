@@ -12,6 +12,7 @@ import (
 	"maps"
 	"net/http"
 	"os"
+	"runtime/debug"
 	"slices"
 	"strconv"
 	"strings"
@@ -74,6 +75,7 @@ type Options struct {
 	MetricsAddr   string
 	MetricsSecure bool
 	ProbeAddr     string
+	PprofAddr     string
 	LeaderElect   bool
 	LeaderElectNS string
 	Namespaces    []string
@@ -98,6 +100,8 @@ func (o *Options) BindFlags(fs *flag.FlagSet, op Operator) {
 			"authenticates and authorizes for GET /metrics; the shipped manifests set it. Off, they are plain HTTP, for a local go run.")
 	fs.StringVar(&o.ProbeAddr, "health-probe-bind-address", probe,
 		"Address of the /healthz and /readyz endpoints; 0 disables them.")
+	fs.StringVar(&o.PprofAddr, "pprof-bind-address", "0",
+		"Address of Go's profiles (/debug/pprof/), e.g. 127.0.0.1:8082, for make bench's heap profile; 0 disables them.")
 	fs.BoolVar(&o.LeaderElect, "leader-elect", false,
 		"Elect a leader so that only one replica of the operator acts at a time.")
 	fs.StringVar(&o.LeaderElectNS, "leader-election-namespace", "",
@@ -164,6 +168,9 @@ func Run(op Operator, args []string) error {
 	if len(o.Namespaces) == 0 {
 		o.Namespaces = splitList(os.Getenv(WatchNamespaceEnv))
 	}
+	if os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(GCPercent)
+	}
 	if op.Configure != nil {
 		if err := op.Configure(&o); err != nil {
 			return err
@@ -216,6 +223,12 @@ func metricsOptions(o Options) metricsserver.Options {
 	return m
 }
 
+// GCPercent is the operators' garbage collection target unless $GOGC says
+// otherwise: the heap may grow to 1.5 times what is live, not Go's default
+// 2. The operators wait on the API server, not on the CPU: make bench's 1000
+// Databases took the same 95 s with it, peaking at 63.0 MiB instead of 72.9.
+const GCPercent = 50
+
 // DefaultWorkers is --workers unless given: how many custom resources
 // each controller reconciles at once.
 const DefaultWorkers = 4
@@ -241,6 +254,7 @@ func New(op Operator, o Options) (ctrl.Manager, error) {
 		Metrics:                 metricsOptions(o),
 		Controller:              config.Controller{MaxConcurrentReconciles: max(o.Workers, 1)},
 		HealthProbeBindAddress:  o.ProbeAddr,
+		PprofBindAddress:        o.PprofAddr,
 		LeaderElection:          o.LeaderElect,
 		LeaderElectionID:        op.Name + ".operator-workshops.io",
 		LeaderElectionNamespace: o.LeaderElectNS,
