@@ -8,6 +8,7 @@ package conditions
 
 import (
 	"fmt"
+	"slices"
 	"sync"
 
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -33,6 +34,16 @@ func Set(conds *[]metav1.Condition, generation int64, typ string, status metav1.
 		Reason:             reason,
 		Message:            fmt.Sprintf(format, args...),
 	})
+}
+
+// Stamp marks conds, but those of the types except, as describing
+// generation.
+func Stamp(conds []metav1.Condition, generation int64, except ...string) {
+	for i := range conds {
+		if !slices.Contains(except, conds[i].Type) {
+			conds[i].ObservedGeneration = generation
+		}
+	}
 }
 
 // IsTrue reports whether condition typ is present and True.

@@ -53,8 +53,10 @@ type Object interface {
 	client.Object
 	// StatusConditions points at status.conditions.
 	StatusConditions() *[]metav1.Condition
-	// SetObservedGeneration sets status.observedGeneration.
+	// SetObservedGeneration sets status.observedGeneration, and
+	// GetObservedGeneration reads it.
 	SetObservedGeneration(int64)
+	GetObservedGeneration() int64
 }
 
 // Steps are what one operator does at each point of the shape, for objects
@@ -158,6 +160,13 @@ func Run[T Object, O any](ctx context.Context, req ctrl.Request, s Steps[T, O]) 
 		obj.SetObservedGeneration(obj.GetGeneration())
 	}
 	s.Summarize(obj, observed, err)
+	if conditions.IsUnapplied(err) {
+		// `kubectl wait --for=condition=Ready` passes only on a condition
+		// whose observedGeneration is the spec's: every condition but
+		// Degraded, which is about this spec, describes the last one
+		// carried out.
+		conditions.Stamp(*obj.StatusConditions(), obj.GetObservedGeneration(), conditions.Degraded)
+	}
 	s.tell(before, obj)
 	if recheck := conditions.Recheck(err); recheck > 0 && (res.RequeueAfter == 0 || recheck < res.RequeueAfter) {
 		res = Poll(recheck)

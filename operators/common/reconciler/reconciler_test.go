@@ -37,6 +37,7 @@ type thingStatus struct {
 
 func (t *thing) StatusConditions() *[]metav1.Condition { return &t.Status.Conditions }
 func (t *thing) SetObservedGeneration(g int64)         { t.Status.ObservedGeneration = g }
+func (t *thing) GetObservedGeneration() int64          { return t.Status.ObservedGeneration }
 func (t *thing) DeepCopyObject() runtime.Object {
 	c := *t
 	t.DeepCopyInto(&c.ObjectMeta)
@@ -109,6 +110,7 @@ func (f *fixture) steps() Steps[*thing, string] {
 				status = metav1.ConditionTrue
 			}
 			conditions.Set(&obj.Status.Conditions, obj.Generation, conditions.Degraded, status, "R"+reason, "%s", msg)
+			conditions.Set(&obj.Status.Conditions, obj.Generation, conditions.Ready, metav1.ConditionTrue, "Serving", "the last spec serves")
 		},
 		Finalizer: finalizer,
 		Finalize: func(context.Context, *thing) (bool, error) {
@@ -206,6 +208,15 @@ func TestRefusedChildIsDegradedAndNotObserved(t *testing.T) {
 	if got.Status.ObservedGeneration != 0 {
 		t.Errorf("observedGeneration %d after a refused pass, want 0: generation 3 was not carried out", got.Status.ObservedGeneration)
 	}
+	// kubectl wait --for=condition=Ready compares the condition's
+	// observedGeneration with the spec's: Ready describes generation 0,
+	// Degraded this one.
+	if r := meta.FindStatusCondition(got.Status.Conditions, conditions.Ready); r == nil || r.ObservedGeneration != 0 {
+		t.Errorf("Ready %+v after a refused pass: want it stamped with the last generation carried out (0)", r)
+	}
+	if d.ObservedGeneration != 3 {
+		t.Errorf("Degraded stamped %d, want 3: it is about the refused spec", d.ObservedGeneration)
+	}
 	if n := f.events(); n != 1 {
 		t.Errorf("%d Warning events for one refusal over two passes, want 1", n)
 	}
@@ -214,8 +225,12 @@ func TestRefusedChildIsDegradedAndNotObserved(t *testing.T) {
 	if _, err := f.run(t, f.steps()); err != nil {
 		t.Fatal(err)
 	}
-	if g := f.stored(t).Status.ObservedGeneration; g != 3 {
+	got = f.stored(t)
+	if g := got.Status.ObservedGeneration; g != 3 {
 		t.Errorf("observedGeneration %d after a pass that succeeded, want 3", g)
+	}
+	if r := meta.FindStatusCondition(got.Status.Conditions, conditions.Ready); r == nil || r.ObservedGeneration != 3 {
+		t.Errorf("Ready %+v after a pass that succeeded: want it stamped 3", r)
 	}
 }
 

@@ -2,9 +2,15 @@ package testenv
 
 import (
 	"context"
+	"fmt"
+	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/operator-workshops/workshop/operators/common/conditions"
 )
 
 // CountEvents counts the Events of reason about obj, an Event repeated as a
@@ -37,4 +43,30 @@ func EventsByReason(ctx context.Context, c client.Reader, obj client.Object, typ
 		}
 	}
 	return n, nil
+}
+
+// Reported checks what a person sees of obj, as read with its conditions
+// conds, blocked for reason: Degraded True for it; no Ready that
+// `kubectl wait --for=condition=Ready` would take (True and stamped with
+// obj's generation: a Ready of the last spec carried out, stamped with its
+// generation, is not); and one Warning event of it, however many passes
+// saw the cause.
+func Reported(t testing.TB, c client.Reader, obj client.Object, conds []metav1.Condition, reason string) {
+	t.Helper()
+	if d := meta.FindStatusCondition(conds, conditions.Degraded); d == nil || d.Status != metav1.ConditionTrue || d.Reason != reason {
+		t.Errorf("Degraded %+v, want True for %s", d, reason)
+	}
+	if r := meta.FindStatusCondition(conds, conditions.Ready); r != nil && r.Status == metav1.ConditionTrue && r.ObservedGeneration >= obj.GetGeneration() {
+		t.Errorf("Ready %+v for generation %d while Degraded for %s: kubectl wait --for=condition=Ready would pass", r, obj.GetGeneration(), reason)
+	}
+	Eventually(t, "one Warning event "+reason, func(ctx context.Context) error {
+		n, err := EventsByReason(ctx, c, obj, corev1.EventTypeWarning)
+		if err != nil {
+			return err
+		}
+		if n[reason] != 1 {
+			return fmt.Errorf("warnings %v, want one %s", n, reason)
+		}
+		return nil
+	})
 }

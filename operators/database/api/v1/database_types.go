@@ -117,6 +117,10 @@ func (db *Database) StatusConditions() *[]metav1.Condition { return &db.Status.C
 // SetObservedGeneration records the generation the status describes.
 func (db *Database) SetObservedGeneration(g int64) { db.Status.ObservedGeneration = g }
 
+// GetObservedGeneration is status.observedGeneration, the last generation
+// carried out.
+func (db *Database) GetObservedGeneration() int64 { return db.Status.ObservedGeneration }
+
 // DatabaseList is a list of Databases.
 //
 // +kubebuilder:object:root=true

@@ -461,6 +461,7 @@ func TestRefusedReplacementKeepsRunningPod(t *testing.T) {
 	if got.Status.ObservedGeneration >= got.Generation {
 		t.Errorf("observedGeneration %d for generation %d, whose Pod was refused", got.Status.ObservedGeneration, got.Generation)
 	}
+	testenv.Reported(t, suite.Client, got, got.Status.Conditions, conditions.ReasonRefused)
 	pod := &corev1.Pod{}
 	if err := suite.Client.Get(ctx, client.ObjectKeyFromObject(db), pod); err != nil {
 		t.Fatal(err)
@@ -498,6 +499,7 @@ func TestDeletedGeneratedSecretOfRunningServerIsReported(t *testing.T) {
 	if msg := condition(got, conditions.Degraded).Message; !strings.Contains(msg, `Delete Pod "lost"`) {
 		t.Errorf("Degraded says %q: not what to do", msg)
 	}
+	testenv.Reported(t, suite.Client, got, got.Status.Conditions, ReasonPasswordLost)
 	if err := suite.Client.Get(ctx, key, &corev1.Secret{}); !apierrors.IsNotFound(err) {
 		t.Fatalf("a new password was generated for a server started with the old one (%v)", err)
 	}

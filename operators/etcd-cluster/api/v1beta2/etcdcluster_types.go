@@ -211,6 +211,10 @@ func (c *EtcdCluster) StatusConditions() *[]metav1.Condition { return &c.Status.
 // SetObservedGeneration records the generation the status describes.
 func (c *EtcdCluster) SetObservedGeneration(g int64) { c.Status.ObservedGeneration = g }
 
+// GetObservedGeneration is status.observedGeneration, the last generation
+// carried out.
+func (c *EtcdCluster) GetObservedGeneration() int64 { return c.Status.ObservedGeneration }
+
 // EtcdClusterList is a list of EtcdClusters.
 //
 // +kubebuilder:object:root=true

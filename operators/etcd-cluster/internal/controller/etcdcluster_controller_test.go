@@ -279,6 +279,7 @@ func TestVersionSkipAcrossEditsMovesNoMember(t *testing.T) {
 	if got.Status.ObservedGeneration >= got.Generation {
 		t.Errorf("observedGeneration %d for generation %d, which no member can move to", got.Status.ObservedGeneration, got.Generation)
 	}
+	testenv.Reported(t, suite.Client, got, got.Status.Conditions, ReasonVersionStep)
 	var pods corev1.PodList
 	if err := suite.Client.List(context.Background(), &pods, client.InNamespace(c.Namespace)); err != nil {
 		t.Fatal(err)
@@ -312,9 +313,10 @@ func TestVersionWithoutImageIsTakenBack(t *testing.T) {
 	k.imageMissing("docker.io/prgcont/etcd:v3.6.99")
 	update(t, c, func(s *etcdv1.ClusterSpec) { s.Version = "3.6.99" })
 
+	var got *etcdv1.EtcdCluster
 	testenv.Eventually(t, "Degraded ImagePullBackOff", func(ctx context.Context) error {
-		got, err := get(ctx, c)
-		if err != nil {
+		var err error
+		if got, err = get(ctx, c); err != nil {
 			return err
 		}
 		d := meta.FindStatusCondition(got.Status.Conditions, conditions.Degraded)
@@ -323,6 +325,7 @@ func TestVersionWithoutImageIsTakenBack(t *testing.T) {
 		}
 		return nil
 	})
+	testenv.Reported(t, suite.Client, got, got.Status.Conditions, "ImagePullBackOff")
 	// The roll waits on that member: the others still run 3.5.0.
 	testenv.Consistently(t, 3*time.Second, "one member on the missing image", func(ctx context.Context) error {
 		var pods corev1.PodList
@@ -919,9 +922,10 @@ func TestNeverAdoptsAStranger(t *testing.T) {
 			version := stranger.GetResourceVersion()
 			c := workshopCluster(ns)
 			create(t, c)
+			var got *etcdv1.EtcdCluster
 			testenv.Eventually(t, "Degraded NameConflict", func(ctx context.Context) error {
-				got, err := get(ctx, c)
-				if err != nil {
+				var err error
+				if got, err = get(ctx, c); err != nil {
 					return err
 				}
 				d := meta.FindStatusCondition(got.Status.Conditions, conditions.Degraded)
@@ -930,6 +934,7 @@ func TestNeverAdoptsAStranger(t *testing.T) {
 				}
 				return nil
 			})
+			testenv.Reported(t, suite.Client, got, got.Status.Conditions, ReasonNameConflict)
 			now := stranger.DeepCopyObject().(client.Object)
 			if err := suite.Client.Get(ctx, client.ObjectKeyFromObject(stranger), now); err != nil {
 				t.Fatal(err)

@@ -112,6 +112,10 @@ func (g *Gordon) StatusConditions() *[]metav1.Condition { return &g.Status.Condi
 // SetObservedGeneration records the generation the status describes.
 func (g *Gordon) SetObservedGeneration(gen int64) { g.Status.ObservedGeneration = gen }
 
+// GetObservedGeneration is status.observedGeneration, the last generation
+// carried out.
+func (g *Gordon) GetObservedGeneration() int64 { return g.Status.ObservedGeneration }
+
 // GordonList is a list of Gordons.
 //
 // +kubebuilder:object:root=true

@@ -387,15 +387,10 @@ func TestRestrictedNamespaceRefusesRootPodsUntilRunAsUser(t *testing.T) {
 	if got.Status.ObservedGeneration == got.Generation {
 		t.Errorf("observedGeneration %d: the generation whose pods were refused is marked observed", got.Status.ObservedGeneration)
 	}
-	testenv.Eventually(t, "one Refused warning", func(ctx context.Context) error {
-		if n, err := testenv.CountEvents(ctx, suite.Client, g, conditions.ReasonRefused); err != nil || n != 1 {
-			return fmt.Errorf("%d Refused events (%w)", n, err)
-		}
-		if n, err := testenv.CountEvents(ctx, suite.Client, g, ReasonCreateFail); err != nil || n != 0 {
-			return fmt.Errorf("%d %s events besides (%w)", n, ReasonCreateFail, err)
-		}
-		return nil
-	})
+	testenv.Reported(t, suite.Client, got, got.Status.Conditions, conditions.ReasonRefused)
+	if n, err := testenv.CountEvents(ctx, suite.Client, g, ReasonCreateFail); err != nil || n != 0 {
+		t.Errorf("%d %s events besides (%v)", n, ReasonCreateFail, err)
+	}
 
 	if err := suite.Client.Get(ctx, client.ObjectKeyFromObject(g), got); err != nil {
 		t.Fatal(err)

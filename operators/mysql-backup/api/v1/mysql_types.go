@@ -31,6 +31,7 @@ const DefaultBackupsToKeep = 5
 // MySQLSpec is the homework's cr.yml, plus a safer way to give the password.
 //
 // +kubebuilder:validation:XValidation:rule="has(self.password) != has(self.passwordSecretRef)",message="give exactly one of password and passwordSecretRef (recommended: a Secret, so the password is not in the manifest)"
+// +kubebuilder:validation:XValidation:rule="has(self.storageClassName) == has(oldSelf.storageClassName) && (!has(self.storageClassName) || self.storageClassName == oldSelf.storageClassName)",message="storageClassName cannot change: a volume's class is fixed when it is created (to move the data, delete the MySQL and create it again with the new class: it is backed up, then restored)"
 type MySQLSpec struct {
 	// image of the MySQL server, for example mysql:5.7 or mysql:8.0. The
 	// backup, restore and password Jobs run it too, for its client tools.
@@ -67,13 +68,16 @@ type MySQLSpec struct {
 	PasswordSecretRef *SecretKeyRef `json:"passwordSecretRef,omitempty"`
 
 	// storage_size is the size of the data volume, and of the backup volume
-	// when it is created: a whole number of bytes.
+	// when it is created: a whole number of bytes. It may grow (the data
+	// volume follows when its StorageClass allows expansion), never shrink.
 	// +required
+	// +kubebuilder:validation:XValidation:rule="!quantity(string(self)).isLessThan(quantity(string(oldSelf)))",message="storage_size cannot shrink: no volume does (to move the data to a smaller one, delete the MySQL and create it again: it is backed up, then restored)"
 	// +kubebuilder:validation:XValidation:rule="quantity(string(self)).isGreaterThan(quantity('0'))",message="storage_size must be a positive size, such as 1Gi"
 	// +kubebuilder:validation:XValidation:rule="quantity(string(self)).isInteger()",message="storage_size must be a whole number of bytes, such as 1Gi (m means thousandths)"
 	StorageSize resource.Quantity `json:"storage_size"`
 
-	// storageClassName of both volumes; default: the cluster's default class.
+	// storageClassName of both volumes; default: the cluster's default
+	// class. It cannot change once the MySQL exists.
 	// +optional
 	StorageClassName *string `json:"storageClassName,omitempty"`
 
@@ -175,6 +179,10 @@ func (m *MySQL) StatusConditions() *[]metav1.Condition { return &m.Status.Condit
 
 // SetObservedGeneration records the generation the status describes.
 func (m *MySQL) SetObservedGeneration(g int64) { m.Status.ObservedGeneration = g }
+
+// GetObservedGeneration is status.observedGeneration, the last generation
+// carried out.
+func (m *MySQL) GetObservedGeneration() int64 { return m.Status.ObservedGeneration }
 
 // MySQLList is a list of MySQLs.
 //

@@ -748,6 +748,38 @@ func TestBadSpecIsRefusedAtAdmission(t *testing.T) {
 			}
 		})
 	}
+
+	// What no volume can follow is refused as an edit: the operator could
+	// never carry it out.
+	spec := full()
+	spec["storageClassName"] = "standard"
+	obj := cr(spec)
+	obj.SetName("kept-as-made")
+	if err := suite.Client.Create(ctx, obj); err != nil {
+		t.Fatal(err)
+	}
+	// Merge patches, as kubectl edit sends: the operator writes the
+	// MySQL meanwhile (its finalizer, its status).
+	edit := func(spec string) error {
+		return suite.Client.Patch(ctx, obj.DeepCopy(), client.RawPatch(types.MergePatchType, []byte(`{"spec":`+spec+`}`)))
+	}
+	edits := []struct {
+		name, spec, message string
+	}{
+		{"another class", `{"storageClassName":"fast"}`, "storageClassName cannot change"},
+		{"no class", `{"storageClassName":null}`, "storageClassName cannot change"},
+		{"a smaller size", `{"storage_size":"512Mi"}`, "storage_size cannot shrink"},
+	}
+	for _, tt := range edits {
+		t.Run("an edit to "+tt.name, func(t *testing.T) {
+			if err := edit(tt.spec); err == nil || !strings.Contains(err.Error(), tt.message) {
+				t.Fatalf("want an error containing %q, got %v", tt.message, err)
+			}
+		})
+	}
+	if err := edit(`{"storage_size":"2Gi"}`); err != nil {
+		t.Errorf("a bigger size is refused: %v", err)
+	}
 }
 
 // Deleting a namespace deletes the backup volume with the MySQL: there is
@@ -1122,6 +1154,7 @@ func TestRefusedServerPodLeavesTheServerRunning(t *testing.T) {
 	if got.Status.ObservedGeneration >= got.Generation {
 		t.Errorf("observedGeneration %d for generation %d, whose server pod was refused", got.Status.ObservedGeneration, got.Generation)
 	}
+	testenv.Reported(t, suite.Client, got, got.Status.Conditions, conditions.ReasonRefused)
 	if img, err := image(ctx); err != nil || img != "mysql:5.7" {
 		t.Fatalf("the Deployment runs %q (%v): a template the API server refuses replaced the running server's", img, err)
 	}

@@ -85,6 +85,11 @@ func summarize(m *mysqlv1.MySQL, o observed, err error) {
 func (r *MySQLReconciler) reconcileChildren(ctx context.Context, m *mysqlv1.MySQL) (observed, ctrl.Result, error) {
 	var o observed
 	err := r.reconcileServer(ctx, m, &o)
+	if err == nil && o.problem.reason == ReasonDataVolumeRefused {
+		// Everything else was carried out, but not the whole spec: its
+		// generation is not marked observed (reconciler.Run).
+		err = &conditions.Blocked{Reason: o.problem.reason, Message: o.problem.message, Unapplied: true}
+	}
 	return o, ctrl.Result{}, err
 }
 
