@@ -107,10 +107,10 @@ type Steps[T Object, O any] struct {
 	Finalizer string
 	// Finalize runs while obj is being deleted and holds the Finalizer;
 	// done lets the deletion finish.
-	Finalize func(ctx context.Context, obj T) (done bool, err error)
+	Finalize func(ctx context.Context, obj T) (observed O, done bool, err error)
 	// SummarizeFinalize sets the conditions of an object being deleted
-	// from the error Finalize ended with.
-	SummarizeFinalize func(obj T, err error)
+	// from what Finalize observed and the error it ended with.
+	SummarizeFinalize func(obj T, observed O, err error)
 }
 
 // Run is one pass of the shape for the object req names.
@@ -183,9 +183,9 @@ func (s Steps[T, O]) finalize(ctx context.Context, obj T) error {
 		return nil
 	}
 	before := obj.DeepCopyObject().(T)
-	done, err := s.Finalize(ctx, obj)
+	observed, done, err := s.Finalize(ctx, obj)
 	if s.SummarizeFinalize != nil {
-		s.SummarizeFinalize(obj, err)
+		s.SummarizeFinalize(obj, observed, err)
 	}
 	werr := status.PatchIfChanged(ctx, s.Client, before, obj)
 	if apierrors.IsNotFound(werr) || apierrors.IsConflict(werr) {

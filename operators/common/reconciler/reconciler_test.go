@@ -113,11 +113,11 @@ func (f *fixture) steps() Steps[*thing, string] {
 			conditions.Set(&obj.Status.Conditions, obj.Generation, conditions.Ready, metav1.ConditionTrue, "Serving", "the last spec serves")
 		},
 		Finalizer: finalizer,
-		Finalize: func(context.Context, *thing) (bool, error) {
-			return f.done, f.err
+		Finalize: func(context.Context, *thing) (string, bool, error) {
+			return "deleting", f.done, f.err
 		},
-		SummarizeFinalize: func(obj *thing, err error) {
-			obj.Status.Note = "deleting"
+		SummarizeFinalize: func(obj *thing, observed string, err error) {
+			obj.Status.Note = observed
 		},
 	}
 }

@@ -11,13 +11,13 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
 
 	"github.com/operator-workshops/workshop/operators/common/apply"
 	"github.com/operator-workshops/workshop/operators/common/conditions"
 	"github.com/operator-workshops/workshop/operators/common/manager"
 	"github.com/operator-workshops/workshop/operators/common/pods"
 	"github.com/operator-workshops/workshop/operators/common/reconciler"
-	"github.com/operator-workshops/workshop/operators/common/refs"
 	"github.com/operator-workshops/workshop/operators/common/secrets"
 	dbv1 "github.com/operator-workshops/workshop/operators/database/api/v1"
 )
@@ -87,14 +87,14 @@ func (r *DatabaseReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if r.APIReader == nil {
 		r.APIReader = mgr.GetAPIReader()
 	}
-	r.secretReads = &secrets.Reader{Metadata: mgr.GetClient(), API: r.APIReader}
-	secrets, err := refs.Index(mgr, &dbv1.Database{}, &dbv1.DatabaseList{}, secretRefIndex,
-		func(o client.Object) []string {
-			if ref := o.(*dbv1.Database).Spec.RootPasswordSecretRef; ref != nil {
-				return []string{ref.Name}
-			}
-			return nil
-		})
+	var named handler.EventHandler
+	var err error
+	r.secretReads, named, err = secrets.Named(mgr, r.APIReader, &dbv1.Database{}, &dbv1.DatabaseList{}, func(o client.Object) string {
+		if ref := o.(*dbv1.Database).Spec.RootPasswordSecretRef; ref != nil {
+			return ref.Name
+		}
+		return ""
+	})
 	if err != nil {
 		return err
 	}
@@ -103,7 +103,7 @@ func (r *DatabaseReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Owns(&corev1.Pod{}).
 		Owns(&corev1.Service{}).
 		Owns(&corev1.Secret{}, builder.OnlyMetadata).
-		Watches(&corev1.Secret{}, secrets, builder.OnlyMetadata).
+		Watches(&corev1.Secret{}, named, builder.OnlyMetadata).
 		Complete(r)
 }
 

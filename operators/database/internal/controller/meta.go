@@ -16,7 +16,4 @@ const (
 	generatedSecretSuffix = "-root-password"
 	// defaultSecretKey is the key of the generated password in its Secret.
 	defaultSecretKey = "password"
-	// secretRefIndex indexes Databases by the Secret they reference, so a
-	// Secret created after its Database wakes it up.
-	secretRefIndex = "spec.rootPasswordSecretRef.name"
 )

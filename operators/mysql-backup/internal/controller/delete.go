@@ -24,17 +24,20 @@ import (
 // deletion would otherwise delete them at once). Once the backup is done,
 // or skipped, the operator deletes them itself, and the MySQL may go. The
 // Job's events bring us back, no polling.
-func (r *MySQLReconciler) finalize(ctx context.Context, m *mysqlv1.MySQL) (bool, error) {
-	done, err := r.backupBeforeDelete(ctx, m)
+func (r *MySQLReconciler) finalize(ctx context.Context, m *mysqlv1.MySQL) (observed, bool, error) {
+	var o observed
+	done, err := r.backupBeforeDelete(ctx, m, &o)
 	if err != nil || !done {
-		return false, err
+		return o, false, err
 	}
-	return true, r.deleteKept(ctx, m)
+	return o, true, r.deleteKept(ctx, m)
 }
 
-// summarizeDelete sets Ready, Progressing and Degraded of a MySQL being
-// deleted: it serves no more clients, whatever its server does.
-func summarizeDelete(m *mysqlv1.MySQL, err error) {
+// summarizeDelete sets the conditions of a MySQL being deleted: what the
+// pass found of its backup (o.reports), then Ready, Progressing and
+// Degraded: it serves no more clients, whatever its server does.
+func summarizeDelete(m *mysqlv1.MySQL, o observed, err error) {
+	setReports(m, o)
 	setCondition(m, conditions.Ready, metav1.ConditionFalse, ReasonDeleting, fmt.Sprintf("%s is being deleted", m.Name))
 	reason, msg, blocked, reported := conditions.Reported(err)
 	switch {
@@ -51,16 +54,16 @@ func summarizeDelete(m *mysqlv1.MySQL, err error) {
 }
 
 // backupBeforeDelete returns true once the deletion may go on.
-func (r *MySQLReconciler) backupBeforeDelete(ctx context.Context, m *mysqlv1.MySQL) (bool, error) {
+func (r *MySQLReconciler) backupBeforeDelete(ctx context.Context, m *mysqlv1.MySQL, o *observed) (bool, error) {
 	name := backupJobName(m.Name)
 	if m.Annotations[mysqlv1.SkipBackupAnnotation] == "true" {
-		r.skipBackup(m, ReasonBackupSkipped, fmt.Sprintf("deleted without a backup, as the %s annotation asks", mysqlv1.SkipBackupAnnotation))
+		r.skipBackup(m, o, ReasonBackupSkipped, fmt.Sprintf("deleted without a backup, as the %s annotation asks", mysqlv1.SkipBackupAnnotation))
 		return true, nil
 	}
 	j := &batchv1.Job{}
 	err := r.Get(ctx, client.ObjectKey{Namespace: m.Namespace, Name: name}, j)
 	if apierrors.IsNotFound(err) {
-		return r.startBackup(ctx, m)
+		return r.startBackup(ctx, m, o)
 	}
 	if err != nil {
 		return false, err
@@ -71,16 +74,16 @@ func (r *MySQLReconciler) backupBeforeDelete(ctx context.Context, m *mysqlv1.MyS
 		// `kubectl get jobs` shows it, as the homework does.
 		if stateOf(j) == jobSucceeded {
 			return false, errors.Join(r.deleteJob(ctx, j),
-				backingUp(m, "removing the succeeded %s of an earlier MySQL named %s", name, m.Name))
+				backingUp(o, "removing the succeeded %s of an earlier MySQL named %s", name, m.Name))
 		}
 		msg := fmt.Sprintf("%s of an earlier MySQL named %s did not succeed: read `kubectl logs job/%s`, then delete it", name, m.Name, name)
-		setCondition(m, BackupSucceeded, metav1.ConditionFalse, ReasonPreviousJob, msg)
+		o.report(BackupSucceeded, metav1.ConditionFalse, ReasonPreviousJob, msg)
 		return false, conditions.Block(ReasonPreviousJob, "%s", msg)
 	}
 
 	switch stateOf(j) {
 	case jobRunning:
-		return false, backingUp(m, "%s is dumping %s to %s", name, m.Spec.Database, backupPVCName(m.Name))
+		return false, backingUp(o, "%s is dumping %s to %s", name, m.Spec.Database, backupPVCName(m.Name))
 	case jobFailed:
 		msg := fmt.Sprintf("%s failed, so MySQL %s and its data stay. `kubectl logs job/%s` says why; "+
 			"`kubectl delete job %s` runs the backup again; `kubectl annotate mysql %s %s=true` deletes without a backup",
@@ -88,7 +91,7 @@ func (r *MySQLReconciler) backupBeforeDelete(ctx context.Context, m *mysqlv1.MyS
 		if r.told.Once(m, "failed "+string(j.UID)) {
 			r.Recorder.Eventf(m, j, corev1.EventTypeWarning, ReasonBackupFailed, "BackupJobFailed", "%s", msg)
 		}
-		setCondition(m, BackupSucceeded, metav1.ConditionFalse, ReasonBackupFailed, msg)
+		o.report(BackupSucceeded, metav1.ConditionFalse, ReasonBackupFailed, msg)
 		return false, conditions.Block(ReasonBackupFailed, "%s", msg)
 	}
 
@@ -113,7 +116,7 @@ func (r *MySQLReconciler) backupBeforeDelete(ctx context.Context, m *mysqlv1.MyS
 		reason = ReasonBackupUnreported
 		msg = fmt.Sprintf("%s succeeded without a report (its pod's termination message is empty): backed up to %s, under a name not known", name, m.Status.LastBackup)
 	}
-	setCondition(m, BackupSucceeded, metav1.ConditionTrue, reason, msg)
+	o.report(BackupSucceeded, metav1.ConditionTrue, reason, msg)
 	m.Status.Message = "mysql and its children resources deleted"
 	if r.told.Once(m, string(j.UID)) {
 		r.Recorder.Eventf(m, j, corev1.EventTypeNormal, reason, "BackupJobDone", "%s; deleting the MySQL", msg)
@@ -128,7 +131,7 @@ func (r *MySQLReconciler) backupBeforeDelete(ctx context.Context, m *mysqlv1.MyS
 // finished): so a server that never got its data back keeps the last good
 // backup as latest, and the rows of one that had no backup to restore
 // become the latest backup, however early they were written.
-func (r *MySQLReconciler) startBackup(ctx context.Context, m *mysqlv1.MySQL) (bool, error) {
+func (r *MySQLReconciler) startBackup(ctx context.Context, m *mysqlv1.MySQL, o *observed) (bool, error) {
 	name := backupJobName(m.Name)
 	pvc := &corev1.PersistentVolumeClaim{}
 	err := apply.Get(ctx, r.Client, r.APIReader, client.ObjectKey{Namespace: m.Namespace, Name: dataPVCName(m.Name)}, pvc)
@@ -141,7 +144,7 @@ func (r *MySQLReconciler) startBackup(ctx context.Context, m *mysqlv1.MySQL) (bo
 	never, err := r.neverStarted(ctx, m, pvc)
 	if err != nil || never {
 		if never {
-			r.skipBackup(m, ReasonNothingToBackUp, "the server never started, so there is nothing to back up")
+			r.skipBackup(m, o, ReasonNothingToBackUp, "the server never started, so there is nothing to back up")
 		}
 		return never, err
 	}
@@ -166,7 +169,7 @@ func (r *MySQLReconciler) startBackup(ctx context.Context, m *mysqlv1.MySQL) (bo
 	}
 	j := backupJob(m, r.jobOptions(), p)
 	if err = r.ensureBackupPVC(ctx, m); err == nil && pod == nil {
-		err = backingUp(m, "waiting for the server's pod to answer before starting %s "+
+		err = backingUp(o, "waiting for the server's pod to answer before starting %s "+
 			"(if it never will: `kubectl annotate mysql %s %s=true` deletes the MySQL without a backup)", name, m.Name, mysqlv1.SkipBackupAnnotation)
 	}
 	if err != nil {
@@ -180,11 +183,11 @@ func (r *MySQLReconciler) startBackup(ctx context.Context, m *mysqlv1.MySQL) (bo
 			// The whole namespace goes, the backup volume with it: there
 			// is nowhere to keep a backup, and waiting would only hold
 			// the namespace's deletion forever.
-			r.skipBackup(m, ReasonBackupSkipped, fmt.Sprintf("namespace %s is being deleted with %s: no backup is possible", m.Namespace, backupPVCName(m.Name)))
+			r.skipBackup(m, o, ReasonBackupSkipped, fmt.Sprintf("namespace %s is being deleted with %s: no backup is possible", m.Namespace, backupPVCName(m.Name)))
 			return true, nil
 		}
 		if b := new(conditions.Blocked); errors.As(err, &b) {
-			setCondition(m, BackupSucceeded, metav1.ConditionFalse, b.Reason, b.Message)
+			o.report(BackupSucceeded, metav1.ConditionFalse, b.Reason, b.Message)
 			return false, b
 		}
 		if w := new(conditions.Waiting); errors.As(err, &w) {
@@ -195,22 +198,22 @@ func (r *MySQLReconciler) startBackup(ctx context.Context, m *mysqlv1.MySQL) (bo
 	created, err := owner.CreateOnce(ctx, r.Client, j)
 	switch {
 	case apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause):
-		r.skipBackup(m, ReasonBackupSkipped, fmt.Sprintf("namespace %s is being deleted with %s: no backup is possible", m.Namespace, backupPVCName(m.Name)))
+		r.skipBackup(m, o, ReasonBackupSkipped, fmt.Sprintf("namespace %s is being deleted with %s: no backup is possible", m.Namespace, backupPVCName(m.Name)))
 		return true, nil
 	case err != nil:
 		return false, err
 	case created:
 		r.Recorder.Eventf(m, j, corev1.EventTypeNormal, ReasonBackingUp, "CreateBackupJob", "Started %s: the MySQL goes once it succeeded", name)
 	}
-	return false, backingUp(m, "%s is dumping %s to %s", name, m.Spec.Database, backupPVCName(m.Name))
+	return false, backingUp(o, "%s is dumping %s to %s", name, m.Spec.Database, backupPVCName(m.Name))
 }
 
 // skipBackup records that m goes without a backup, and why.
-func (r *MySQLReconciler) skipBackup(m *mysqlv1.MySQL, reason, msg string) {
+func (r *MySQLReconciler) skipBackup(m *mysqlv1.MySQL, o *observed, reason, msg string) {
 	if r.told.Once(m, "skipped "+reason) {
 		r.Recorder.Eventf(m, nil, corev1.EventTypeWarning, reason, "SkipBackup", "%s", msg)
 	}
-	setCondition(m, BackupSucceeded, metav1.ConditionFalse, reason, msg)
+	o.report(BackupSucceeded, metav1.ConditionFalse, reason, msg)
 }
 
 // neverStarted reports whether m's server never ran, so that its data
@@ -249,8 +252,8 @@ func anyStarted(server []*corev1.Pod) bool {
 	return false
 }
 
-func backingUp(m *mysqlv1.MySQL, format string, args ...any) error {
+func backingUp(o *observed, format string, args ...any) error {
 	msg := fmt.Sprintf(format, args...)
-	setCondition(m, BackupSucceeded, metav1.ConditionUnknown, ReasonBackingUp, msg)
+	o.report(BackupSucceeded, metav1.ConditionUnknown, ReasonBackingUp, msg)
 	return conditions.Wait(ReasonBackingUp, "%s", msg)
 }

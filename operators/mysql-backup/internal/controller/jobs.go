@@ -9,8 +9,10 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	"github.com/operator-workshops/workshop/operators/common/pods"
+	mysqlv1 "github.com/operator-workshops/workshop/operators/mysql-backup/api/v1"
 )
 
 // jobState is where a Job is in its life.
@@ -81,4 +83,17 @@ type jobOptions struct {
 	deadline time.Duration
 	// requests are what its pod requests of its node (JobRequests).
 	requests pods.Requests
+}
+
+// startJob creates j, a Job of m's, unless one of its name exists, and
+// tells its start with an event of reason, action and note.
+func (r *MySQLReconciler) startJob(ctx context.Context, m *mysqlv1.MySQL, j *batchv1.Job, reason, action, note string) error {
+	if err := controllerutil.SetControllerReference(m, j, r.Scheme()); err != nil {
+		return err
+	}
+	created, err := owner.CreateOnce(ctx, r.Client, j)
+	if err == nil && created {
+		r.Recorder.Eventf(m, j, corev1.EventTypeNormal, reason, action, "%s", note)
+	}
+	return err
 }

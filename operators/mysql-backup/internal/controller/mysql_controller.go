@@ -24,7 +24,6 @@ import (
 	"github.com/operator-workshops/workshop/operators/common/manager"
 	"github.com/operator-workshops/workshop/operators/common/pods"
 	"github.com/operator-workshops/workshop/operators/common/reconciler"
-	"github.com/operator-workshops/workshop/operators/common/refs"
 	"github.com/operator-workshops/workshop/operators/common/secrets"
 	mysqlv1 "github.com/operator-workshops/workshop/operators/mysql-backup/api/v1"
 )
@@ -69,9 +68,6 @@ var (
 )
 
 var owner = apply.FieldOwner(FieldOwner)
-
-// secretRefIndex indexes MySQLs by the Secret their password comes from.
-const secretRefIndex = "spec.passwordSecretRef.name"
 
 // +kubebuilder:rbac:groups=otus.homework,resources=mysqls,verbs=list;watch;patch
 // +kubebuilder:rbac:groups=otus.homework,resources=mysqls/status,verbs=patch
@@ -131,14 +127,14 @@ func (r *MySQLReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if r.APIReader == nil {
 		r.APIReader = mgr.GetAPIReader()
 	}
-	r.secretReads = &secrets.Reader{Metadata: mgr.GetClient(), API: r.APIReader}
-	secrets, err := refs.Index(mgr, &mysqlv1.MySQL{}, &mysqlv1.MySQLList{}, secretRefIndex,
-		func(o client.Object) []string {
-			if ref := o.(*mysqlv1.MySQL).Spec.PasswordSecretRef; ref != nil {
-				return []string{ref.Name}
-			}
-			return nil
-		})
+	var named handler.EventHandler
+	var err error
+	r.secretReads, named, err = secrets.Named(mgr, r.APIReader, &mysqlv1.MySQL{}, &mysqlv1.MySQLList{}, func(o client.Object) string {
+		if ref := o.(*mysqlv1.MySQL).Spec.PasswordSecretRef; ref != nil {
+			return ref.Name
+		}
+		return ""
+	})
 	if err != nil {
 		return err
 	}
@@ -148,7 +144,7 @@ func (r *MySQLReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		b = b.Watches(obj, handler.EnqueueRequestsFromMapFunc(mySQLOf))
 	}
 	return b.Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(credentialsOf), builder.OnlyMetadata).
-		Watches(&corev1.Secret{}, secrets, builder.OnlyMetadata).
+		Watches(&corev1.Secret{}, named, builder.OnlyMetadata).
 		Complete(r)
 }
 

@@ -16,7 +16,6 @@ import (
 	appsv1ac "k8s.io/client-go/applyconfigurations/apps/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	"github.com/operator-workshops/workshop/operators/common/apply"
 	"github.com/operator-workshops/workshop/operators/common/conditions"
@@ -36,14 +35,33 @@ type observed struct {
 	// the rest goes on: Degraded says it (a data volume the API server
 	// refused to change, one being deleted under the server).
 	problem struct{ reason, message string }
+	// reports are what the pass found of the MySQL's own condition types
+	// (Restored, BackupSpace, PasswordChanged; BackupSucceeded while it is
+	// deleted), in the order found.
+	reports []metav1.Condition
 }
 
-// summarize derives Ready, Progressing and Degraded from what this pass
-// observed, so that none stays behind once its cause is gone, and from
-// what stopped it early, if anything did: a person to act (Blocked) or
-// something to wait for (Waiting). A failed API call leaves them as they
-// were; the pass is retried.
+// report notes condition typ as the pass found it, for summarize.
+func (o *observed) report(typ string, s metav1.ConditionStatus, reason, msg string) {
+	o.reports = append(o.reports, metav1.Condition{Type: typ, Status: s, Reason: reason, Message: msg})
+}
+
+// setReports sets the conditions o reports.
+func setReports(m *mysqlv1.MySQL, o observed) {
+	for _, c := range o.reports {
+		setCondition(m, c.Type, c.Status, c.Reason, c.Message)
+	}
+}
+
+// summarize is where a MySQL's conditions are set: the MySQL's own types
+// as the pass found them (o.reports: what its Jobs and volumes say), then
+// Ready, Progressing and Degraded derived from what this pass observed, so
+// that none stays behind once its cause is gone, and from what stopped it
+// early, if anything did: a person to act (Blocked) or something to wait
+// for (Waiting). A failed API call leaves those three as they were; the
+// pass is retried.
 func summarize(m *mysqlv1.MySQL, o observed, err error) {
+	setReports(m, o)
 	reason, msg, blocked, reported := conditions.Reported(err)
 	if err != nil && !reported {
 		return
@@ -130,7 +148,7 @@ func (r *MySQLReconciler) reconcileServer(ctx context.Context, m *mysqlv1.MySQL,
 		return err
 	}
 
-	restoredFrom, restoreErr := r.reconcileRestore(ctx, m, pvc)
+	restoredFrom, restoreErr := r.reconcileRestore(ctx, m, pvc, o)
 	mk := marksOf(pvc)
 	next := marks{restoredFrom: restoredFrom, started: mk.started || restoredFrom != ""}
 	if !next.started && pvc.UID != "" {
@@ -178,7 +196,7 @@ func (r *MySQLReconciler) reconcileServer(ctx context.Context, m *mysqlv1.MySQL,
 	if desiredErr != nil {
 		return desiredErr
 	}
-	return r.reconcilePassword(ctx, m, creds, desired)
+	return r.reconcilePassword(ctx, m, creds, desired, o)
 }
 
 // applyDataPVC applies the data volume with its marks, and notes in o what a person
@@ -406,10 +424,10 @@ func (r *MySQLReconciler) serverPods(ctx context.Context, m *mysqlv1.MySQL) ([]*
 // the restore is done ("" until then). What the volume needs comes from the
 // volume (restoredAnnotation) and from the Job the operator made for it,
 // never from the MySQL's status.
-func (r *MySQLReconciler) reconcileRestore(ctx context.Context, m *mysqlv1.MySQL, pvc *corev1.PersistentVolumeClaim) (string, error) {
+func (r *MySQLReconciler) reconcileRestore(ctx context.Context, m *mysqlv1.MySQL, pvc *corev1.PersistentVolumeClaim, o *observed) (string, error) {
 	from := pvc.Annotations[restoredAnnotation]
 	if pvc.UID == "" {
-		return "", serverStarting(m)
+		return "", serverStarting(m, o)
 	}
 	name := restoreJobName(m.Name)
 	j := &batchv1.Job{}
@@ -420,16 +438,16 @@ func (r *MySQLReconciler) reconcileRestore(ctx context.Context, m *mysqlv1.MySQL
 	case from != "" && (err != nil || !metav1.IsControlledBy(j, m) || stateOf(j) != jobSucceeded ||
 		j.Annotations[dataVolumeAnnotation] != string(pvc.UID)):
 		// Done, and the Job that did it is gone or not this volume's.
-		reportRestored(m, from, nil)
+		reportRestored(m, o, from, nil)
 		return from, nil
 	case err != nil:
-		return "", r.startRestore(ctx, m, pvc)
+		return "", r.startRestore(ctx, m, pvc, o)
 	case !metav1.IsControlledBy(j, m):
-		return "", restoring(m, ReasonPreviousJob, "%s of an earlier MySQL named %s is still being deleted", name, m.Name)
+		return "", restoring(o, ReasonPreviousJob, "%s of an earlier MySQL named %s is still being deleted", name, m.Name)
 	case !j.DeletionTimestamp.IsZero():
-		return "", restoring(m, ReasonRestoring, "waiting for the previous %s to go before restoring again", name)
+		return "", restoring(o, ReasonRestoring, "waiting for the previous %s to go before restoring again", name)
 	case j.Annotations[dataVolumeAnnotation] != "" && j.Annotations[dataVolumeAnnotation] != string(pvc.UID):
-		return "", r.restoreAgain(ctx, m, j, corev1.EventTypeWarning, ReasonDataVolumeReplaced, fmt.Sprintf(
+		return "", r.restoreAgain(ctx, m, o, j, corev1.EventTypeWarning, ReasonDataVolumeReplaced, fmt.Sprintf(
 			"the data volume %s was replaced after %s restored it (what was written since the last backup went with the old one): "+
 				"restoring the latest backup into the new volume", pvc.Name, name))
 	}
@@ -442,16 +460,16 @@ func (r *MySQLReconciler) reconcileRestore(ctx context.Context, m *mysqlv1.MySQL
 			return "", err
 		}
 		if target := j.Annotations[serverPodAnnotation]; pod != nil && target != "" && target != string(pod.UID) {
-			return "", r.restoreAgain(ctx, m, j, corev1.EventTypeNormal, ReasonRestoring, fmt.Sprintf(
+			return "", r.restoreAgain(ctx, m, o, j, corev1.EventTypeNormal, ReasonRestoring, fmt.Sprintf(
 				"the server pod %s loads into was replaced by %s: restoring into the new pod", name, pod.Name))
 		}
 	}
 	switch stateOf(j) {
 	case jobRunning:
-		return "", restoring(m, ReasonRestoring, "%s is loading the latest backup, if any", name)
+		return "", restoring(o, ReasonRestoring, "%s is loading the latest backup, if any", name)
 	case jobFailed:
 		msg := fmt.Sprintf("%s failed, see `kubectl logs job/%s`; delete the Job to try again. No client reaches the server meanwhile", name, name)
-		setCondition(m, Restored, metav1.ConditionFalse, ReasonRestoreFailed, msg)
+		o.report(Restored, metav1.ConditionFalse, ReasonRestoreFailed, msg)
 		return "", conditions.Block(ReasonRestoreFailed, "%s", msg)
 	}
 	report, err := r.report(ctx, j)
@@ -474,8 +492,8 @@ func (r *MySQLReconciler) reconcileRestore(ctx context.Context, m *mysqlv1.MySQL
 		// which it was, and the status does not pretend to.
 		from = restoredUnknown
 	}
-	reportRestored(m, from, &res)
-	recordSpace(m, res)
+	reportRestored(m, o, from, &res)
+	recordSpace(m, o, res)
 	if r.told.Once(m, string(j.UID)) {
 		r.Recorder.Eventf(m, j, corev1.EventTypeNormal, "Restored", "RestoreJobDone", "%s", m.Status.Message)
 	}
@@ -485,7 +503,7 @@ func (r *MySQLReconciler) reconcileRestore(ctx context.Context, m *mysqlv1.MySQL
 // reportRestored sets the Restored condition, the message and restoredFrom
 // for a data volume restored from from, with the restore Job's report when
 // there is one (it names a dump kept aside).
-func reportRestored(m *mysqlv1.MySQL, from string, res *scripts.Result) {
+func reportRestored(m *mysqlv1.MySQL, o *observed, from string, res *scripts.Result) {
 	name := restoreJobName(m.Name)
 	aside := ""
 	if res != nil && res.Aside != "" {
@@ -497,14 +515,14 @@ func reportRestored(m *mysqlv1.MySQL, from string, res *scripts.Result) {
 	switch from {
 	case restoredNone:
 		if aside != "" {
-			setCondition(m, Restored, metav1.ConditionTrue, ReasonNoLatest, "no backup is marked latest, so none was restored; the dump "+aside)
+			o.report(Restored, metav1.ConditionTrue, ReasonNoLatest, "no backup is marked latest, so none was restored; the dump "+aside)
 			m.Status.Message = fmt.Sprintf("%s created without restore-job: no backup is marked latest, but a dump kept aside exists (%s)", m.Name, res.Aside)
 			return
 		}
-		setCondition(m, Restored, metav1.ConditionTrue, ReasonNoBackup, "there was no backup to restore")
+		o.report(Restored, metav1.ConditionTrue, ReasonNoBackup, "there was no backup to restore")
 		m.Status.Message = fmt.Sprintf("%s created without restore-job: there was no backup to restore", m.Name)
 	case restoredUnknown:
-		setCondition(m, Restored, metav1.ConditionTrue, ReasonRestoreUnreported,
+		o.report(Restored, metav1.ConditionTrue, ReasonRestoreUnreported,
 			fmt.Sprintf("%s succeeded without a report (its pod's termination message is empty): what it loaded is not known", name))
 		m.Status.Message = fmt.Sprintf("%s created with restore-job, which did not report what it loaded", m.Name)
 	default:
@@ -513,74 +531,67 @@ func reportRestored(m *mysqlv1.MySQL, from string, res *scripts.Result) {
 		if aside != "" {
 			msg += "; a newer dump, " + aside
 		}
-		setCondition(m, Restored, metav1.ConditionTrue, ReasonRestored, msg)
+		o.report(Restored, metav1.ConditionTrue, ReasonRestored, msg)
 		m.Status.Message = fmt.Sprintf("%s created with restore-job", m.Name)
 	}
 }
 
 // restoreAgain deletes m's restore Job j, which is of no use to the server
 // as it is now, so that the next pass restores again, and says why.
-func (r *MySQLReconciler) restoreAgain(ctx context.Context, m *mysqlv1.MySQL, j *batchv1.Job, eventType, reason, msg string) error {
+func (r *MySQLReconciler) restoreAgain(ctx context.Context, m *mysqlv1.MySQL, o *observed, j *batchv1.Job, eventType, reason, msg string) error {
 	if err := r.deleteJob(ctx, j); err != nil {
 		return err
 	}
 	r.Recorder.Eventf(m, j, eventType, reason, "RestoreAgain", "%s", msg)
-	return restoring(m, reason, "%s", msg)
+	return restoring(o, reason, "%s", msg)
 }
 
 // startRestore starts the restore Job of data volume pvc once the server
 // answers.
-func (r *MySQLReconciler) startRestore(ctx context.Context, m *mysqlv1.MySQL, pvc *corev1.PersistentVolumeClaim) error {
+func (r *MySQLReconciler) startRestore(ctx context.Context, m *mysqlv1.MySQL, pvc *corev1.PersistentVolumeClaim, o *observed) error {
 	name := restoreJobName(m.Name)
 	pod, err := r.serverPod(ctx, m)
 	if err != nil {
 		return err
 	}
 	if pod == nil {
-		return serverStarting(m)
+		return serverStarting(m, o)
 	}
 	j := restoreJob(m, r.jobOptions(), pod, pvc.UID)
-	if err := controllerutil.SetControllerReference(m, j, r.Scheme()); err != nil {
+	if err := r.startJob(ctx, m, j, ReasonRestoring, "CreateRestoreJob", "Started "+name+" to load the latest backup, if any"); err != nil {
 		return err
 	}
-	created, err := owner.CreateOnce(ctx, r.Client, j)
-	if err != nil {
-		return err
-	}
-	if created {
-		r.Recorder.Eventf(m, j, corev1.EventTypeNormal, ReasonRestoring, "CreateRestoreJob", "Started %s to load the latest backup, if any", name)
-	}
-	return restoring(m, ReasonRestoring, "%s is loading the latest backup, if any", name)
+	return restoring(o, ReasonRestoring, "%s is loading the latest backup, if any", name)
 }
 
 // serverStarting says the restore waits for the server to answer: one
 // message while its volume binds and its pod starts, so that the status is
 // written once for the wait, not once per step of it.
-func serverStarting(m *mysqlv1.MySQL) error {
-	return restoring(m, ReasonServerStarting, "starting the server; then %s loads the latest backup, if any", restoreJobName(m.Name))
+func serverStarting(m *mysqlv1.MySQL, o *observed) error {
+	return restoring(o, ReasonServerStarting, "starting the server; then %s loads the latest backup, if any", restoreJobName(m.Name))
 }
 
-func restoring(m *mysqlv1.MySQL, reason, format string, args ...any) error {
+func restoring(o *observed, reason, format string, args ...any) error {
 	msg := fmt.Sprintf(format, args...)
-	setCondition(m, Restored, metav1.ConditionUnknown, reason, msg)
+	o.report(Restored, metav1.ConditionUnknown, reason, msg)
 	return conditions.Wait(reason, "%s", msg)
 }
 
 // recordSpace keeps what a Job measured of the backup volume: room for at
 // least two dumps of the last one's size, so that the backup before delete
 // does not find it full.
-func recordSpace(m *mysqlv1.MySQL, res scripts.Result) {
+func recordSpace(m *mysqlv1.MySQL, o *observed, res scripts.Result) {
 	pvc := backupPVCName(m.Name)
 	switch {
 	case res.FreeBytes < 0:
-		setCondition(m, BackupSpace, metav1.ConditionUnknown, ReasonSpaceUnknown, "the restore Job did not measure "+pvc)
+		o.report(BackupSpace, metav1.ConditionUnknown, ReasonSpaceUnknown, "the restore Job did not measure "+pvc)
 	case res.DumpBytes > 0 && res.FreeBytes < 2*res.DumpBytes:
-		setCondition(m, BackupSpace, metav1.ConditionFalse, ReasonSpaceLow, fmt.Sprintf(
+		o.report(BackupSpace, metav1.ConditionFalse, ReasonSpaceLow, fmt.Sprintf(
 			"%s has %s free and the last dump took %s: the next backups may not fit. Expand the volume "+
 				"(kubectl patch pvc %s, if its StorageClass allows expansion) or lower spec.backupsToKeep",
 			pvc, mib(res.FreeBytes), mib(res.DumpBytes), pvc))
 	default:
-		setCondition(m, BackupSpace, metav1.ConditionTrue, ReasonSpaceOK, fmt.Sprintf("%s has %s free", pvc, mib(res.FreeBytes)))
+		o.report(BackupSpace, metav1.ConditionTrue, ReasonSpaceOK, fmt.Sprintf("%s has %s free", pvc, mib(res.FreeBytes)))
 	}
 }
 

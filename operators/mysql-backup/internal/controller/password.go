@@ -11,7 +11,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	"github.com/operator-workshops/workshop/operators/common/conditions"
 	mysqlv1 "github.com/operator-workshops/workshop/operators/mysql-backup/api/v1"
@@ -109,7 +108,7 @@ func planPassword(s passwordState) passwordStep {
 
 // reconcilePassword takes one step of planPassword. creds was read around
 // the cache.
-func (r *MySQLReconciler) reconcilePassword(ctx context.Context, m *mysqlv1.MySQL, creds *corev1.Secret, desired string) error {
+func (r *MySQLReconciler) reconcilePassword(ctx context.Context, m *mysqlv1.MySQL, creds *corev1.Secret, desired string, o *observed) error {
 	name := passwordJobName(m.Name)
 	j := &batchv1.Job{}
 	err := r.Get(ctx, client.ObjectKey{Namespace: m.Namespace, Name: name}, j)
@@ -137,7 +136,7 @@ func (r *MySQLReconciler) reconcilePassword(ctx context.Context, m *mysqlv1.MySQ
 		// change may have lost its status write (a conflict drops it), and
 		// no later pass confirms again.
 		if c := meta.FindStatusCondition(m.Status.Conditions, PasswordChanged); c != nil && c.Status != metav1.ConditionTrue {
-			setCondition(m, PasswordChanged, metav1.ConditionTrue, ReasonPasswordChanged, "the server has the root password the spec asks for")
+			o.report(PasswordChanged, metav1.ConditionTrue, ReasonPasswordChanged, "the server has the root password the spec asks for")
 		}
 		return nil
 	case passwordRecord:
@@ -145,7 +144,7 @@ func (r *MySQLReconciler) reconcilePassword(ctx context.Context, m *mysqlv1.MySQ
 		if err := r.updateCredentials(ctx, creds); err != nil {
 			return err
 		}
-		setCondition(m, PasswordChanged, metav1.ConditionUnknown, ReasonChangingPassword, "recorded the new password; starting "+name)
+		o.report(PasswordChanged, metav1.ConditionUnknown, ReasonChangingPassword, "recorded the new password; starting "+name)
 		return conditions.Wait(ReasonChangingPassword, "recorded the new password; starting %s", name)
 	case passwordStart:
 		pod, err := r.serverPod(ctx, m)
@@ -153,22 +152,15 @@ func (r *MySQLReconciler) reconcilePassword(ctx context.Context, m *mysqlv1.MySQ
 			return err
 		}
 		if pod == nil {
-			return changing(m, "waiting for the server's pod to answer before starting %s", name)
+			return changing(o, "waiting for the server's pod to answer before starting %s", name)
 		}
 		j = passwordJob(m, r.jobOptions(), pod.Status.PodIP, step.target, creds.ResourceVersion)
-		if err := controllerutil.SetControllerReference(m, j, r.Scheme()); err != nil {
+		if err := r.startJob(ctx, m, j, ReasonChangingPassword, "CreatePasswordJob", "Started "+name+" to change the root password"); err != nil {
 			return err
 		}
-		created, err := owner.CreateOnce(ctx, r.Client, j)
-		if err != nil {
-			return err
-		}
-		if created {
-			r.Recorder.Eventf(m, j, corev1.EventTypeNormal, ReasonChangingPassword, "CreatePasswordJob", "Started %s to change the root password", name)
-		}
-		return changing(m, "%s is changing the root password", name)
+		return changing(o, "%s is changing the root password", name)
 	case passwordWait:
-		return changing(m, "%s is changing the root password", name)
+		return changing(o, "%s is changing the root password", name)
 	case passwordRemove:
 		if err := r.deleteJob(ctx, j); err != nil {
 			return err
@@ -177,7 +169,7 @@ func (r *MySQLReconciler) reconcilePassword(ctx context.Context, m *mysqlv1.MySQ
 	case passwordFailed:
 		msg := fmt.Sprintf("%s failed: the server has the previous password or the new one, and the operator can log in with either. "+
 			"`kubectl logs job/%s` says why; delete the Job to try again, or set the previous password back", name, name)
-		setCondition(m, PasswordChanged, metav1.ConditionFalse, ReasonPasswordFailed, msg)
+		o.report(PasswordChanged, metav1.ConditionFalse, ReasonPasswordFailed, msg)
 		return conditions.Block(ReasonPasswordFailed, "%s", msg)
 	}
 
@@ -200,7 +192,7 @@ func (r *MySQLReconciler) reconcilePassword(ctx context.Context, m *mysqlv1.MySQ
 	if changed {
 		r.Recorder.Eventf(m, j, corev1.EventTypeNormal, ReasonPasswordChanged, "PasswordJobDone", "The root password was changed")
 	}
-	setCondition(m, PasswordChanged, metav1.ConditionTrue, ReasonPasswordChanged, "the server has the root password the spec asks for")
+	o.report(PasswordChanged, metav1.ConditionTrue, ReasonPasswordChanged, "the server has the root password the spec asks for")
 	return nil
 }
 
@@ -216,9 +208,9 @@ func (r *MySQLReconciler) updateCredentials(ctx context.Context, creds *corev1.S
 }
 
 // changing records that a password change is under way.
-func changing(m *mysqlv1.MySQL, format string, args ...any) error {
+func changing(o *observed, format string, args ...any) error {
 	msg := fmt.Sprintf(format, args...)
-	setCondition(m, PasswordChanged, metav1.ConditionUnknown, ReasonChangingPassword, msg)
+	o.report(PasswordChanged, metav1.ConditionUnknown, ReasonChangingPassword, msg)
 	return conditions.Wait(ReasonChangingPassword, "%s", msg)
 }
 
