@@ -61,6 +61,22 @@ generate-code: ## Regenerate deepcopy code, the CRDs in crds/ and each operator'
 bundle: ## Write the OLM bundles of the release in catalog/VERSION from crds/ and each operator's config/ (REGISTRY=... for another registry).
 	cd $(CATALOG_GEN) && GOWORK=off go run -tags $(CATALOG_TAGS) . -root $(ROOT) -registry $(REGISTRY) bundle
 
+# What make release builds: its version, the platforms of its images and
+# the directory it writes.
+VERSION ?=
+PLATFORMS ?= linux/amd64,linux/arm64
+RELEASE_DIR ?= $(ROOT)/dist
+
+.PHONY: release
+release: ## Write release VERSION (make release VERSION=0.3.0) into dist/: each operator's install manifest (CRDs, namespace, RBAC, Deployment naming its image by digest), its image for PLATFORMS as an OCI archive, SHA256SUMS.
+	@if [ -z "$(VERSION)" ]; then echo "make release needs a version: make release VERSION=0.3.0" >&2; exit 2; fi
+	scripts/build-tools.sh kubernetes
+	PLATFORMS='$(PLATFORMS)' scripts/release.sh '$(VERSION)' '$(RELEASE_DIR)'
+
+.PHONY: release-push
+release-push: ## Push the images make release wrote into RELEASE_DIR to the registry their names say, every platform (docker login first).
+	scripts/release.sh push '$(RELEASE_DIR)'
+
 .PHONY: images
 images: ## Build the operator, bundle and catalog images as docker archives in bin/images, without a daemon.
 	scripts/olm-images.sh build

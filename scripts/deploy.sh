@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# Deploys operators as a cluster admin installs them from this repository:
-# each operator's shipped manifests (operators/<name>/config/<variant>: its
-# namespace, ServiceAccount, generated RBAC and Deployment) applied with
-# kubectl, running its image: the one scripts/olm-images.sh builds without
-# a daemon, which the catalog ships too, imported into the real node's
-# containerd on the local cluster, or into the node of a kind cluster.
+# Deploys operators as a cluster admin installs them from a release: each
+# operator's install manifest (scripts/release.sh: its CRDs and
+# operators/<name>/config/<variant>: its namespace, ServiceAccount, generated
+# RBAC and Deployment) applied with kubectl, running its image by digest:
+# the one make release builds, for this machine's platform, imported into the
+# real node's containerd on the local cluster, or into the node of a kind
+# cluster.
 #
 # usage: scripts/deploy.sh NAME OPERATOR[:VARIANT]...
 #        scripts/deploy.sh apply OPERATOR VARIANT IMAGE
@@ -35,36 +36,24 @@ usage() {
 	exit 2
 }
 
-# crds OPERATOR prints the files of crds/ that define OPERATOR's API: those of
-# its API group.
-crds() {
-	local group
-	group=$(sed -n 's/.*schema.GroupVersion{Group: "\([^"]*\)".*/\1/p' "$root"/operators/"$1"/api/*/groupversion_info.go)
-	[ -n "$group" ] || die "operators/$1 has no API group"
-	ls "$root/crds/${group}"_*.yaml
-}
-
-# apply OPERATOR VARIANT IMAGE installs the operator's CRDs, applies its
-# manifests with IMAGE in place of the one they name, and waits for its
-# Deployment to roll out.
+# apply OPERATOR VARIANT IMAGE applies the operator's install manifest (its
+# CRDs and config/VARIANT, as make release writes it) with IMAGE, and waits
+# for its Deployment to roll out.
 apply() {
-	local op=$1 variant=$2 image=$3 dir manifests ns f start=$SECONDS
-	dir=$root/operators/$op/config/$variant
-	[ -f "$dir/kustomization.yaml" ] || die "operators/$op/config/$variant: no such variant (see operators/$op/config)"
-	for f in $(crds "$op"); do
-		kubectl apply --server-side -f "$f" >/dev/null
-		kubectl wait --for=condition=Established --timeout=60s -f "$f" >/dev/null
-	done
-	# The manifests name the image $op-operator:dev, which no registry has.
-	manifests=$(kubectl kustomize "$dir" | sed "s|^\( *image: \)$op-operator:dev\$|\1$image|")
-	# The namespace the manifests put the operator in: <op>-operator-system,
-	# or etc for the namespaced etcd operator, which acts on the namespace it
-	# runs in.
+	local op=$1 variant=$2 image=$3 manifests ns start=$SECONDS
+	manifests=$("$root/scripts/release.sh" manifest "$op" "$variant" "$image")
+	# The namespace the operator runs in: <op>-operator-system, which the
+	# manifests hold, or etc for the namespaced etcd operator, which acts on
+	# the namespace it runs in and which they do not hold.
 	ns=$(awk '/^kind: Deployment$/{d=1} d && /^  namespace: /{print $2; exit}' <<<"$manifests")
 	[ -n "$ns" ] || die "operators/$op/config/$variant has no namespaced Deployment"
-	kubectl create namespace "$ns" --dry-run=client -o yaml | kubectl apply -f - >/dev/null
-	grep -q "^ *image: $image\$" <<<"$manifests" || die "operators/$op/config/$variant does not name the image $op-operator:dev"
-	kubectl apply -f - <<<"$manifests" >/dev/null
+	grep -q "^kind: Namespace$" <<<"$manifests" ||
+		kubectl create namespace "$ns" --dry-run=client -o yaml | kubectl apply -f - >/dev/null
+	# --force-conflicts: an earlier deploy applied these objects client-side.
+	kubectl apply --server-side --force-conflicts -f - <<<"$manifests" >/dev/null
+	# shellcheck disable=SC2046 # a name a line
+	kubectl wait --for=condition=Established --timeout=60s \
+		$(awk '/^kind: CustomResourceDefinition$/{c=1} c && /^  name: /{print "crd/" $2; c=0}' <<<"$manifests") >/dev/null
 	kubectl -n "$ns" rollout status "deployment/$op-operator" --timeout=3m >/dev/null
 	say "$op ($variant) runs $image in namespace $ns ($((SECONDS - start))s)"
 }
@@ -101,22 +90,26 @@ esac
 name=$1
 shift
 version=$(cat "$root/catalog/VERSION")
-out=${OLM_IMAGES_DIR:-$root/bin/images}
-"$root/scripts/olm-images.sh" build
-archives=()
+# Per cluster: deploys to clusters side by side never write the same file.
+out=${BIN:-$root/bin}/deploy/$name
+declare -A images
 for spec in "$@"; do
-	archives+=("$out/${spec%%:*}-operator.tar")
+	op=${spec%%:*}
+	[ -z "${images[$op]:-}" ] || continue
+	digest=$(PLATFORMS=linux/$(go env GOARCH) "$root/scripts/release.sh" image "$op" "$out/$op-operator.tar" "$registry/$op-operator:v$version")
+	images[$op]=$registry/$op-operator@$digest
+	if [ "$(kubectl config current-context 2>/dev/null)" = "kind-$name" ]; then
+		"$root/scripts/kind.sh" load "$name" "$out/$op-operator.tar"
+	else
+		"$root/scripts/node.sh" load "$name" "$out/$op-operator.tar"
+	fi
 done
-if [ "$(kubectl config current-context 2>/dev/null)" = "kind-$name" ]; then
-	"$root/scripts/kind.sh" load "$name" "${archives[@]}"
-else
-	"$root/scripts/node.sh" load "$name" "${archives[@]}"
-	# The placement policy sends a pod whose image has no stand-in on the
-	# real node to the fake ones: these have one now.
+# The placement policy sends a pod whose image has no stand-in on the real
+# node to the fake ones: these have one now.
+[ "$(kubectl config current-context 2>/dev/null)" = "kind-$name" ] ||
 	"$root/scripts/node.sh" admit "$name" "$registry/" >/dev/null
-fi
 for spec in "$@"; do
 	op=${spec%%:*} variant=default
 	[[ $spec != *:* ]] || variant=${spec#*:}
-	apply "$op" "$variant" "$registry/$op-operator:v$version"
+	apply "$op" "$variant" "${images[$op]}"
 done

@@ -170,7 +170,17 @@ load | import)
 	privileged "$(docker inspect -f '{{.Config.Image}}' "$name-control-plane")"
 	for archive in "${archives[@]}"; do
 		start=$SECONDS
-		kind load image-archive "$archive" --name "$name"
+		flags=$("$root/scripts/release.sh" import-flags "$archive")
+		if [ -z "$flags" ]; then
+			kind load image-archive "$archive" --name "$name"
+		else
+			# kind load names an OCI archive's image by tag only: a pod
+			# naming it by digest would pull it.
+			for node in $(kind get nodes --name "$name"); do
+				# shellcheck disable=SC2086 # flags
+				docker exec -i "$node" ctr -n k8s.io images import $flags - <"$archive" >/dev/null
+			done
+		fi
 		say "loaded $(basename "$archive") into $name in $((SECONDS - start))s"
 	done
 	;;

@@ -696,7 +696,8 @@ load)
 	[ "$(owner)" = "$name" ] || die "cluster $name has no real node: run scripts/node.sh up $name"
 	for f in "${@:3}"; do
 		[ -f "$f" ] || die "load: no archive $f"
-		ctr --address "$sock" -n k8s.io images import "$f" >/dev/null
+		# shellcheck disable=SC2046 # flags, or none
+		ctr --address "$sock" -n k8s.io images import $("$root/scripts/release.sh" import-flags "$f") "$f" >/dev/null
 	done
 	say "loaded $(($# - 2)) image archive(s) into $node_name"
 	;;

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds the images OLM installs the operators from, without a Docker daemon:
-# each operator's image (its static binary alone, run as the nonroot user
-# 65532, no shell), each bundle's image (catalog/bundles/<package>/<version>,
+# each operator's image (scripts/release.sh image: its static binary alone,
+# run as the nonroot user 65532, no shell; an OCI archive of this machine's
+# platform), each bundle's image (catalog/bundles/<package>/<version>,
 # labelled as its metadata/annotations.yaml says) and the catalog image (opm,
 # built from the operator-registry module catalog/gen pins, serving
 # catalog/index). scripts/images/mkimage writes each as a docker archive, which
@@ -57,15 +58,13 @@ program() {
 
 mkimage() { program mkimage "$@"; }
 
+# build_operator builds the operator's image for this machine's platform, as
+# make release builds it for every platform.
 build_operator() {
-	local op=$1 stage=$work/stage/$1-operator tags=() v start=$SECONDS
-	rm -rf "$stage"
-	mkdir -p "$stage"
-	(cd "$root" && GOWORK=$root/go.work CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "$stage/manager" "./operators/$op/cmd")
-	for v in $(releases "$op"); do tags+=(--tag "$registry/$op-operator:v$v"); done
+	local op=$1 tags=() v
+	for v in $(releases "$op"); do tags+=("$registry/$op-operator:v$v"); done
 	[ ${#tags[@]} -gt 0 ] || die "the catalog has no bundle of $op"
-	mkimage --out "$out/$op-operator.tar" --layer "$stage" --entrypoint /manager --user "$nonroot" "${tags[@]}"
-	say "built $op-operator in $((SECONDS - start))s"
+	PLATFORMS=linux/$(go env GOARCH) "$root/scripts/release.sh" image "$op" "$out/$op-operator.tar" "${tags[@]}" >/dev/null
 }
 
 build_bundle() {

@@ -35,6 +35,9 @@ type bundle struct {
 	Default  string
 	// Replaces is the bundle it upgrades from in its channels ("" for none).
 	Replaces string
+	// SkipRange is the versions it upgrades from directly, skipping those
+	// between ("" for none): the olm.skipRange of its channel entries.
+	SkipRange string
 }
 
 // Name is the CSV's name, as OLM and the channels know it.
@@ -72,9 +75,25 @@ var operandImages = map[string][]string{
 	"gordon":       {"prgcont/gordon:v1.0"},
 }
 
-// sources are the files of the tree a bundle is generated from.
+// sources are the files of the tree a bundle is generated from, and what a
+// release adds to them.
 type sources struct {
 	root string // the repository
+	// images name each package's operator image as a release built it (by
+	// digest), in place of its tag.
+	images map[string]string
+	// createdAt is the CSV's createdAt annotation, a release's time ("" in
+	// the committed bundles, which the tree regenerates identically).
+	createdAt string
+}
+
+// operatorImage is the image of the operator bundle b runs: by tag, or as
+// the release names it.
+func (s sources) operatorImage(registry string, b bundle) string {
+	if ref, ok := s.images[b.Package]; ok {
+		return ref
+	}
+	return operatorImage(registry, b)
 }
 
 func (s sources) path(parts ...string) string {
@@ -154,12 +173,25 @@ func (s sources) csv(registry string, b bundle) (*v1alpha1.ClusterServiceVersion
 		return nil, nil, err
 	}
 
-	image := operatorImage(registry, b)
+	image := s.operatorImage(registry, b)
 	csv.Name = b.Name()
 	csv.Spec.Version = version.OperatorVersion{Version: b.Version}
 	csv.Spec.Replaces = b.Replaces
 	csv.Spec.Icon = []v1alpha1.Icon{{Data: base64.StdEncoding.EncodeToString(icon), MediaType: "image/svg+xml"}}
 	csv.Annotations["containerImage"] = image
+	if b.SkipRange != "" {
+		r, err := semver.ParseRange(b.SkipRange)
+		if err != nil {
+			return nil, nil, fmt.Errorf("olm.skipRange %q: %w", b.SkipRange, err)
+		}
+		if r(b.Version) {
+			return nil, nil, fmt.Errorf("olm.skipRange %q holds the bundle's own version", b.SkipRange)
+		}
+		csv.Annotations["olm.skipRange"] = b.SkipRange
+	}
+	if s.createdAt != "" {
+		csv.Annotations["createdAt"] = s.createdAt
+	}
 	if b.ClusterWide() {
 		csv.Spec.DisplayName += " (cluster-wide)"
 		csv.Spec.InstallModes = []v1alpha1.InstallMode{

@@ -87,6 +87,10 @@ func (t *catalogTemplate) bundles() ([]bundle, error) {
 						return nil, fmt.Errorf("%s replaces %s in one channel and %s in another", bd.Name(), bd.Replaces, e.Replaces)
 					}
 					bd.Replaces = e.Replaces
+					if bd.SkipRange != "" && e.SkipRange != bd.SkipRange {
+						return nil, fmt.Errorf("%s skips %s in one channel and %s in another", bd.Name(), bd.SkipRange, e.SkipRange)
+					}
+					bd.SkipRange = e.SkipRange
 				}
 			}
 		}

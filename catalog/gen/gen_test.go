@@ -344,3 +344,50 @@ entries:
 		})
 	}
 }
+
+// A release's bundles (make release: gen -out -image -created-at bundle) name
+// the operator's image by digest in the Deployment, containerImage and
+// relatedImages, carry createdAt and keep the template's olm.skipRange; the
+// committed bundles carry no createdAt, which would change at every
+// generation.
+func TestReleaseBundlesNameTheImageByDigest(t *testing.T) {
+	out := t.TempDir()
+	const digest = "ghcr.io/operator-workshops/gordon-operator@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+	args := []string{"-root", root, "-out", out, "-image", "gordon=" + digest, "-created-at", "2026-11-26T12:00:00Z", "bundle"}
+	if err := run(context.Background(), args); err != nil {
+		t.Fatal(err)
+	}
+	release := currentRelease(t)
+	for _, b := range committedBundles(t) {
+		if b.Release() != release {
+			continue
+		}
+		var csv v1alpha1.ClusterServiceVersion
+		file := filepath.Join(out, b.Dir(), "manifests", b.Package+".clusterserviceversion.yaml")
+		if err := readYAML(file, "ClusterServiceVersion", &csv); err != nil {
+			t.Fatal(err)
+		}
+		if csv.Annotations["createdAt"] != "2026-11-26T12:00:00Z" {
+			t.Errorf("%s: createdAt %q", b.Name(), csv.Annotations["createdAt"])
+		}
+		if committed := readCSV(t, b); committed.Annotations["createdAt"] != "" || committed.Annotations["olm.skipRange"] != csv.Annotations["olm.skipRange"] {
+			t.Errorf("%s: committed createdAt %q and skipRange %q, release's skipRange %q", b.Name(),
+				committed.Annotations["createdAt"], committed.Annotations["olm.skipRange"], csv.Annotations["olm.skipRange"])
+		}
+		if b.Package != "gordon" {
+			continue
+		}
+		if csv.Annotations["olm.skipRange"] != ">=0.1.0 <0.2.0" {
+			t.Errorf("%s: olm.skipRange %q, want the template's", b.Name(), csv.Annotations["olm.skipRange"])
+		}
+		spec := csv.Spec.InstallStrategy.StrategySpec.DeploymentSpecs[0].Spec
+		if got := spec.Template.Spec.Containers[0].Image; got != digest || csv.Annotations["containerImage"] != digest || csv.Spec.RelatedImages[0].Image != digest {
+			t.Errorf("%s runs %s, containerImage %s, relatedImages %v; want %s", b.Name(), got, csv.Annotations["containerImage"], csv.Spec.RelatedImages, digest)
+		}
+	}
+	for _, bad := range [][]string{{"-image", "gordon=ghcr.io/x:v1", "bundle"}, {"-created-at", "yesterday", "bundle"}} {
+		if err := run(context.Background(), append([]string{"-root", root, "-out", t.TempDir()}, bad...)); err == nil {
+			t.Errorf("gen %v succeeded", bad)
+		}
+	}
+}

@@ -7,12 +7,14 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/layout"
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	"github.com/google/go-containerregistry/pkg/v1/tarball"
 )
@@ -32,9 +34,12 @@ func TestImages(t *testing.T) {
 
 	for _, op := range []string{"database", "mysql-backup", "etcd-cluster", "gordon"} {
 		t.Run(op+"-operator", func(t *testing.T) {
-			img, cfg := openImage(t, filepath.Join(dir, op+"-operator.tar"), DefaultRegistry+"/"+op+"-operator:v"+currentRelease(t))
+			img, cfg := openIndexImage(t, filepath.Join(dir, op+"-operator.tar"), DefaultRegistry+"/"+op+"-operator:v"+currentRelease(t))
 			if !slices.Equal(cfg.Config.Entrypoint, []string{"/manager"}) || cfg.Config.User != "65532:65532" {
 				t.Errorf("entrypoint %v, user %q; want [/manager] as 65532:65532", cfg.Config.Entrypoint, cfg.Config.User)
+			}
+			if l := cfg.Config.Labels; l["org.opencontainers.image.source"] == "" || l["org.opencontainers.image.revision"] == "" || l["org.opencontainers.image.version"] != currentRelease(t) {
+				t.Errorf("OCI labels %v, want source, revision and version %s", l, currentRelease(t))
 			}
 			files := imageFiles(t, img)
 			if _, ok := files["manager"]; !ok {
@@ -87,6 +92,54 @@ func TestImages(t *testing.T) {
 			}
 		}
 	})
+}
+
+// openIndexImage opens this machine's platform's image of the index an OCI
+// archive names tag.
+func openIndexImage(t *testing.T, archive, tag string) (v1.Image, *v1.ConfigFile) {
+	t.Helper()
+	dir := t.TempDir()
+	if out, err := exec.Command("tar", "-xf", archive, "-C", dir).CombinedOutput(); err != nil {
+		t.Fatalf("%s: %v\n%s", archive, err, out)
+	}
+	idx, err := layout.ImageIndexFromPath(dir)
+	if err != nil {
+		t.Fatalf("%s is no OCI archive: %v", archive, err)
+	}
+	m, err := idx.IndexManifest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range m.Manifests {
+		if d.Annotations["io.containerd.image.name"] != tag {
+			continue
+		}
+		inner, err := idx.ImageIndex(d.Digest)
+		if err != nil {
+			t.Fatal(err)
+		}
+		im, err := inner.IndexManifest()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range im.Manifests {
+			if p.Platform == nil || p.Platform.OS != "linux" || p.Platform.Architecture != runtime.GOARCH {
+				continue
+			}
+			img, err := inner.Image(p.Digest)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cfg, err := img.ConfigFile()
+			if err != nil {
+				t.Fatal(err)
+			}
+			return img, cfg
+		}
+		t.Fatalf("%s: %s has no linux/%s image", archive, tag, runtime.GOARCH)
+	}
+	t.Fatalf("%s has no image %s", archive, tag)
+	return nil, nil
 }
 
 func openImage(t *testing.T, archive, tag string) (v1.Image, *v1.ConfigFile) {

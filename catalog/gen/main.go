@@ -18,6 +18,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/sirupsen/logrus"
 )
@@ -36,6 +37,17 @@ func run(ctx context.Context, args []string) error {
 	root := fs.String("root", "../..", "The repository's root.")
 	registry := fs.String("registry", DefaultRegistry, "The registry of the operator and bundle images.")
 	release := fs.String("version", "", "The release the tree builds; default: catalog/VERSION.")
+	out := fs.String("out", "", "Where bundle writes bundles/<package>/<version>; default: catalog/.")
+	createdAt := fs.String("created-at", "", "bundle: the CSVs' createdAt (a release's time, RFC 3339).")
+	images := map[string]string{}
+	fs.Func("image", "bundle: PACKAGE=REF, the operator image a release built for PACKAGE, by digest (repeatable).", func(v string) error {
+		pkg, ref, ok := strings.Cut(v, "=")
+		if !ok || pkg == "" || !strings.Contains(ref, "@sha256:") {
+			return fmt.Errorf("%q: want PACKAGE=REGISTRY/IMAGE@sha256:DIGEST", v)
+		}
+		images[pkg] = ref
+		return nil
+	})
 	fs.Usage = func() {
 		_, _ = fmt.Fprintln(fs.Output(), "usage: gen [flags] bundle|catalog")
 		fs.PrintDefaults()
@@ -65,16 +77,25 @@ func run(ctx context.Context, args []string) error {
 		if err != nil {
 			return err
 		}
-		src := sources{root: *root}
+		if *createdAt != "" {
+			if _, err := time.Parse(time.RFC3339, *createdAt); err != nil {
+				return fmt.Errorf("-created-at: %w", err)
+			}
+		}
+		dest, shown := catalogDir, "catalog"
+		if *out != "" {
+			dest, shown = *out, *out
+		}
+		src := sources{root: *root, images: images, createdAt: *createdAt}
 		wrote := 0
 		for _, b := range bundles {
 			if !generated(b, *release) {
 				continue
 			}
-			if err := src.writeBundle(filepath.Join(catalogDir, b.Dir()), *registry, b); err != nil {
+			if err := src.writeBundle(filepath.Join(dest, b.Dir()), *registry, b); err != nil {
 				return err
 			}
-			fmt.Printf("gen: wrote catalog/%s\n", b.Dir())
+			fmt.Printf("gen: wrote %s\n", filepath.Join(shown, b.Dir()))
 			wrote++
 		}
 		if wrote == 0 {

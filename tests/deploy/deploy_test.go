@@ -17,6 +17,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -229,7 +231,8 @@ func checkRunning(t *testing.T, ds []deployment) {
 			out := kubectl(t, time.Minute, "get", "pods", "-n", d.namespace, "-l", "app.kubernetes.io/name="+d.name,
 				"--field-selector=status.phase=Running",
 				"-o", `jsonpath={range .items[*]}{.spec.nodeName} {.spec.serviceAccountName} {.spec.containers[0].image}{"\n"}{end}`)
-			want := fmt.Sprintf("%s %s ghcr.io/operator-workshops/%s-operator:v", node, d.name, op)
+			// By digest, as a release manifest names it.
+			want := fmt.Sprintf("%s %s ghcr.io/operator-workshops/%s-operator@sha256:", node, d.name, op)
 			if !strings.HasPrefix(out, want) {
 				t.Errorf("operator pod: %q, want %q...", out, want)
 			}
@@ -380,7 +383,7 @@ func TestDeployImageThenUndeploy(t *testing.T) {
 	image := kubectl(t, time.Minute, "get", "deployment", "-n", ns, name, "-o", "jsonpath={.spec.template.spec.containers[0].image}")
 	if out, err := suite.Run(ctx, "make", "deploy", "DEPLOY=gordon", "IMG="+image); err != nil {
 		t.Fatalf("make deploy DEPLOY=gordon IMG=%s: %v\n%s", image, err, out)
-	} else if strings.Contains(out, "olm-images.sh") {
+	} else if strings.Contains(out, "release.sh: built") {
 		t.Errorf("make deploy IMG= built images:\n%s", out)
 	}
 	// make install applies the CRDs that are there already: nothing to
@@ -399,4 +402,57 @@ func TestDeployImageThenUndeploy(t *testing.T) {
 	}
 	kubectl(t, time.Minute, "get", "crd", "gordons.operator.prgcont.cz")
 	kubectl(t, time.Minute, "get", "gordon", "-n", mine, "gordoncluster")
+}
+
+// make release writes each operator's install manifest and image, which is
+// all a cluster admin needs: on a cluster that has the image (loaded here;
+// pulled from the registry elsewhere), kubectl apply of the manifest installs
+// the operator, running the image by the digest the release computed, and a
+// Gordon becomes Ready through it.
+func TestReleaseManifestInstalls(t *testing.T) {
+	needDeployed(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	dist := t.TempDir()
+	version, err := os.ReadFile(filepath.Join(suite.Root, "catalog", "VERSION"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := strings.TrimSpace(string(version))
+	// The host's platform only: a release builds linux/amd64 and
+	// linux/arm64, which the unit tests of mkimage cover.
+	if out, err := suite.Run(ctx, "make", "release", "VERSION="+v, "PLATFORMS=linux/"+runtime.GOARCH, "RELEASE_DIR="+dist); err != nil {
+		t.Fatalf("make release: %v\n%s", err, out)
+	}
+	for _, op := range []string{"database", "mysql-backup", "etcd-cluster", "gordon"} {
+		for _, f := range []string{op + ".yaml", op + "-cluster-wide.yaml", "images/" + op + "-operator.tar",
+			"bundles/" + op + "/" + v + "/manifests/" + op + ".clusterserviceversion.yaml"} {
+			if _, err := os.Stat(filepath.Join(dist, f)); err != nil {
+				t.Errorf("make release wrote no %s: %v", f, err)
+			}
+		}
+	}
+	manifest, err := os.ReadFile(filepath.Join(dist, "gordon.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	image := regexp.MustCompile(`(?m)^ +image: (ghcr.io/operator-workshops/gordon-operator@sha256:[0-9a-f]{64})$`).FindSubmatch(manifest)
+	if image == nil {
+		t.Fatalf("gordon.yaml names no gordon-operator image by digest:\n%s", manifest)
+	}
+	load := []string{"scripts/node.sh", "load", suite.Name()}
+	if suite.Provider == cluster.Kind {
+		load[0] = "scripts/kind.sh"
+	}
+	if out, err := suite.Run(ctx, load[0], append(load[1:], filepath.Join(dist, "images/gordon-operator.tar"))...); err != nil {
+		t.Fatalf("%s: %v\n%s", strings.Join(load, " "), err, out)
+	}
+	const ns, name = "gordon-operator-system", "gordon-operator"
+	kubectl(t, time.Minute, "apply", "--server-side", "-f", filepath.Join(dist, "gordon.yaml"))
+	kubectl(t, 4*time.Minute, "rollout", "status", "-n", ns, "deployment/"+name, "--timeout=3m")
+	checkRunning(t, []deployment{{"gordon", ns, name}})
+	if got := kubectl(t, time.Minute, "get", "deployment", "-n", ns, name, "-o", "jsonpath={.spec.template.spec.containers[0].image}"); got != string(image[1]) {
+		t.Errorf("the operator runs %s, want the release's %s", got, image[1])
+	}
+	checkCRs(t, []cr{{"a Gordon", "default", gordonSample, "gordon/gordoncluster"}}, nil)
 }

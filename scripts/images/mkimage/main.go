@@ -14,6 +14,13 @@
 // debootstrap) or a directory, whose tree becomes the layer as it is on disk:
 // modes, owners and symlinks included. Layers apply in the order given. Every
 // tag names the same image.
+//
+// With --platform OS/ARCH=TAR|DIR (repeatable), the archive is an OCI image
+// layout instead (what `docker save` writes since Docker 25, `ctr images
+// import` and `docker load` read it): one image per platform, the --layers
+// then that platform's own layer, in one image index that every tag names.
+// --digest-file receives the index's digest, which a manifest can name the
+// image by.
 package main
 
 import (
@@ -28,6 +35,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -35,8 +43,10 @@ import (
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/empty"
+	"github.com/google/go-containerregistry/pkg/v1/layout"
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	"github.com/google/go-containerregistry/pkg/v1/tarball"
+	"github.com/google/go-containerregistry/pkg/v1/types"
 )
 
 // list is a repeatable string flag.
@@ -48,8 +58,8 @@ func (l *list) Set(v string) error { *l = append(*l, v); return nil }
 type options struct {
 	out                                        string
 	tags, layers, entrypoint, cmd, env, expose list
-	labels                                     list
-	workdir, user, stopSignal                  string
+	labels, platforms                          list
+	workdir, user, stopSignal, digestFile      string
 }
 
 func main() {
@@ -65,6 +75,8 @@ func main() {
 	flag.StringVar(&o.workdir, "workdir", "", "working directory")
 	flag.StringVar(&o.user, "user", "", "user the container runs as")
 	flag.StringVar(&o.stopSignal, "stop-signal", "", "signal that stops the container (SIGRTMIN+3 for systemd)")
+	flag.Var(&o.platforms, "platform", "OS/ARCH=TAR|DIR: an image for this platform with this last layer, in an OCI index (repeatable)")
+	flag.StringVar(&o.digestFile, "digest-file", "", "file to write the image index's digest to (with --platform)")
 	flag.Parse()
 	if err := run(o); err != nil {
 		fmt.Fprintln(os.Stderr, "mkimage:", err)
@@ -76,7 +88,13 @@ func run(o options) error {
 	if o.out == "" || len(o.tags) == 0 || flag.NArg() > 0 {
 		return errors.New("usage: mkimage --out FILE --tag NAME [--layer TAR|DIR]... (see the package comment)")
 	}
-	img, err := build(o)
+	if len(o.platforms) > 0 {
+		return writeIndex(o)
+	}
+	if o.digestFile != "" {
+		return errors.New("--digest-file needs --platform: a docker archive has no index to name")
+	}
+	img, err := build(o, runtime.GOARCH)
 	if err != nil {
 		return err
 	}
@@ -90,14 +108,19 @@ func run(o options) error {
 	}
 	// Write next to the target and rename, so that a cut-short run never
 	// leaves an archive that looks complete.
-	tmp := o.out + ".tmp"
+	tmp, err := tempBeside(o.out)
+	if err != nil {
+		return err
+	}
 	if err := tarball.MultiRefWriteToFile(tmp, refs); err != nil {
+		_ = os.Remove(tmp)
 		return fmt.Errorf("writing %s: %w", o.out, err)
 	}
 	return os.Rename(tmp, o.out)
 }
 
-func build(o options) (v1.Image, error) {
+// build makes the image of the options' layers for linux/arch.
+func build(o options, arch string) (v1.Image, error) {
 	var layers []v1.Layer
 	for _, src := range o.layers {
 		l, err := layer(src)
@@ -115,7 +138,7 @@ func build(o options) (v1.Image, error) {
 		return nil, err
 	}
 	cf = cf.DeepCopy()
-	cf.OS, cf.Architecture = "linux", runtime.GOARCH
+	cf.OS, cf.Architecture = "linux", arch
 	cf.Config.Entrypoint = o.entrypoint
 	cf.Config.Cmd = o.cmd
 	cf.Config.WorkingDir = o.workdir
@@ -219,4 +242,125 @@ func tarDir(w io.Writer, dir string) error {
 		return err
 	}
 	return tw.Close()
+}
+
+// writeIndex writes an OCI image layout archive: an image per --platform in
+// one index, named by every tag.
+func writeIndex(o options) error {
+	idx := mutate.IndexMediaType(empty.Index, types.OCIImageIndex)
+	for _, p := range o.platforms {
+		platform, src, ok := strings.Cut(p, "=")
+		osName, arch, ok2 := strings.Cut(platform, "/")
+		if !ok || !ok2 || osName != "linux" || arch == "" || src == "" {
+			return fmt.Errorf("--platform %s: want linux/ARCH=TAR|DIR", p)
+		}
+		po := o
+		po.layers = append(slices.Clone(o.layers), src)
+		img, err := build(po, arch)
+		if err != nil {
+			return fmt.Errorf("--platform %s: %w", platform, err)
+		}
+		img, err = ociImage(img)
+		if err != nil {
+			return err
+		}
+		idx = mutate.AppendManifests(idx, mutate.IndexAddendum{
+			Add:        img,
+			Descriptor: v1.Descriptor{Platform: &v1.Platform{OS: osName, Architecture: arch}},
+		})
+	}
+	if len(o.labels) > 0 {
+		annotations := map[string]string{}
+		for _, kv := range o.labels {
+			k, v, _ := strings.Cut(kv, "=")
+			annotations[k] = v
+		}
+		idx = mutate.Annotations(idx, annotations).(v1.ImageIndex)
+	}
+	digest, err := idx.Digest()
+	if err != nil {
+		return err
+	}
+	dir, err := os.MkdirTemp(filepath.Dir(o.out), ".mkimage-")
+	if err != nil {
+		return err
+	}
+	defer func() { _ = os.RemoveAll(dir) }()
+	lp, err := layout.Write(dir, empty.Index)
+	if err != nil {
+		return err
+	}
+	for _, t := range o.tags {
+		tag, err := name.NewTag(t)
+		if err != nil {
+			return fmt.Errorf("--tag %s: %w", t, err)
+		}
+		// containerd and Docker name an imported image by the first
+		// annotation; other OCI tools by the second.
+		if err := lp.AppendIndex(idx, layout.WithAnnotations(map[string]string{
+			"io.containerd.image.name":          tag.Name(),
+			"org.opencontainers.image.ref.name": tag.TagStr(),
+		})); err != nil {
+			return err
+		}
+	}
+	tmp, err := tempBeside(o.out)
+	if err != nil {
+		return err
+	}
+	if err := tarFile(tmp, dir); err != nil {
+		_ = os.Remove(tmp)
+		return fmt.Errorf("writing %s: %w", o.out, err)
+	}
+	if err := os.Rename(tmp, o.out); err != nil {
+		return err
+	}
+	if o.digestFile != "" {
+		return os.WriteFile(o.digestFile, []byte(digest.String()+"\n"), 0o644)
+	}
+	return nil
+}
+
+// ociImage gives an image OCI media types throughout, as an OCI index's
+// images have them.
+func ociImage(img v1.Image) (v1.Image, error) {
+	layers, err := img.Layers()
+	if err != nil {
+		return nil, err
+	}
+	cf, err := img.ConfigFile()
+	if err != nil {
+		return nil, err
+	}
+	out := mutate.MediaType(empty.Image, types.OCIManifestSchema1)
+	out = mutate.ConfigMediaType(out, types.OCIConfigJSON)
+	for _, l := range layers {
+		if out, err = mutate.Append(out, mutate.Addendum{Layer: l, MediaType: types.OCILayer}); err != nil {
+			return nil, err
+		}
+	}
+	return mutate.ConfigFile(out, cf)
+}
+
+// tarFile writes the tree under dir to the tar file out.
+func tarFile(out, dir string) error {
+	f, err := os.Create(out)
+	if err != nil {
+		return err
+	}
+	if err := tarDir(f, dir); err != nil {
+		_ = f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// tempBeside names a new file in out's directory, of this run's own: two
+// runs writing the same archive each rename a whole one into place.
+func tempBeside(out string) (string, error) {
+	f, err := os.CreateTemp(filepath.Dir(out), "."+filepath.Base(out)+".*")
+	if err != nil {
+		return "", err
+	}
+	return f.Name(), f.Close()
 }

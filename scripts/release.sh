@@ -1,0 +1,187 @@
+#!/usr/bin/env bash
+# Builds a release of the four operators, as a cluster admin installs it
+# without OLM and without this repository's tools: for each operator
+#
+#   images/OP-operator.tar  its image: the static binary alone, run as the
+#                           nonroot user 65532, for each of PLATFORMS, in one
+#                           OCI image index tagged REGISTRY/OP-operator:vVERSION,
+#                           with OCI labels (source, revision, version); an OCI
+#                           archive, which `docker load`, `ctr images import`
+#                           and make images-push read
+#   OP.yaml                 its install manifest: its CRDs, its namespace, its
+#                           RBAC, its users' roles and its Deployment (config/
+#                           default), the image named by the index's digest
+#   OP-cluster-wide.yaml    the same of config/cluster-wide
+#   bundles/OP/VERSION/     its OLM bundle (bundles/etcd-cluster/VERSION-clusterwide
+#                           too), as make bundle writes it into catalog/, with
+#                           the operator's image by digest in the Deployment and
+#                           relatedImages, and the release's time as createdAt
+#   SHA256SUMS              every file's checksum
+#
+# in OUT. `kubectl apply --server-side -f OUT/gordon.yaml` installs gordon on
+# any cluster that can pull its image; the namespaced etcd operator runs in,
+# and serves, namespace etc, which its manifest does not hold (deleting the
+# manifest would delete the clusters in it): kubectl create namespace etc
+# first.
+#
+# usage: scripts/release.sh VERSION [OUT]
+#        scripts/release.sh image OPERATOR ARCHIVE TAG...
+#        scripts/release.sh push [OUT]
+#        scripts/release.sh manifest OPERATOR VARIANT IMAGE
+#        scripts/release.sh import-flags ARCHIVE
+#   VERSION   x.y.z
+#   OUT       the directory to write (dist)
+#   image     build only OPERATOR's image into ARCHIVE, named TAG...; print
+#             its digest (make images, make deploy)
+#   push      push the images of OUT (dist) to the registry their names
+#             say, every platform (docker login first)
+#   manifest  print the install manifest of OPERATOR's config/VARIANT
+#             running IMAGE (make deploy)
+#   import-flags  print the flags of `ctr images import` that also name
+#             the image of an OCI ARCHIVE by its digest, as the manifests
+#             name it (a plain import names it by tag only)
+# $PLATFORMS: linux/amd64,linux/arm64; $REGISTRY: ghcr.io/operator-workshops;
+# $SOURCE: the repository the images' labels name.
+set -euo pipefail
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+export PATH="${BIN:-$root/bin}:$PATH"
+registry=${REGISTRY:-ghcr.io/operator-workshops}
+platforms=${PLATFORMS:-linux/amd64,linux/arm64}
+source_url=${SOURCE:-https://github.com/operator-workshops/workshop}
+operators=(database mysql-backup etcd-cluster gordon)
+
+say() { echo "release.sh: $*" >&2; }
+die() { say "$*"; exit 1; }
+usage() {
+	sed -n '/^# usage:/,/^set -euo/{/^set/d;s/^# \{0,1\}//;p}' "${BASH_SOURCE[0]}" >&2
+	exit 2
+}
+
+# revision prints the commit the release is built from, marked when the tree
+# has changes it does not hold.
+revision() {
+	local rev
+	rev=$(git -C "$root" rev-parse HEAD 2>/dev/null) || { echo unknown; return; }
+	if [ -n "$(git -C "$root" status --porcelain --untracked-files=no 2>/dev/null)" ]; then rev+=-dirty; fi
+	echo "$rev"
+}
+
+# image OPERATOR ARCHIVE VERSION TAG... builds the operator for each platform
+# into an OCI archive; prints the image index's digest.
+image() {
+	local op=$1 archive=$2 version=$3 work p arch args=() t start=$SECONDS
+	shift 3
+	[ -d "$root/operators/$op/cmd" ] || die "no operator $op (operators: ${operators[*]})"
+	work=$(mktemp -d)
+	# shellcheck disable=SC2064 # the directory is known now
+	trap "rm -rf '$work'" RETURN
+	for p in ${platforms//,/ }; do
+		[[ $p == linux/* ]] || die "PLATFORMS: $p: the operators run on linux/ARCH"
+		arch=${p#linux/}
+		mkdir -p "$work/$arch"
+		(cd "$root" && GOWORK=$root/go.work CGO_ENABLED=0 GOOS=linux GOARCH=$arch \
+			go build -trimpath -ldflags "-s -w" -o "$work/$arch/manager" "./operators/$op/cmd")
+		args+=(--platform "$p=$work/$arch")
+	done
+	for t in "$@"; do args+=(--tag "$t"); done
+	mkdir -p "$(dirname "$archive")"
+	(cd "$root/scripts/images" && GOWORK=off go build -trimpath -o "$work/mkimage" ./mkimage)
+	"$work/mkimage" --out "$archive" --digest-file "$work/digest" "${args[@]}" \
+		--entrypoint /manager --user 65532:65532 \
+		--label "org.opencontainers.image.title=$op-operator" \
+		--label "org.opencontainers.image.source=$source_url" \
+		--label "org.opencontainers.image.revision=$(revision)" \
+		--label "org.opencontainers.image.version=$version" \
+		--label "org.opencontainers.image.licenses=Apache-2.0"
+	say "built $op-operator for $platforms in $((SECONDS - start))s"
+	cat "$work/digest"
+}
+
+# crds OPERATOR prints the files of crds/ that define OPERATOR's API: those of
+# its API group.
+crds() {
+	local group
+	group=$(sed -n 's/.*schema.GroupVersion{Group: "\([^"]*\)".*/\1/p' "$root"/operators/"$1"/api/*/groupversion_info.go)
+	[ -n "$group" ] || die "operators/$1 has no API group"
+	ls "$root/crds/${group}"_*.yaml
+}
+
+# manifest OPERATOR VARIANT IMAGE prints the install manifest of the
+# operator's config/VARIANT running IMAGE: its CRDs, then what kustomize
+# makes of the variant.
+manifest() {
+	local op=$1 variant=$2 image=$3 dir out f
+	dir=$root/operators/$op/config/$variant
+	[ -f "$dir/kustomization.yaml" ] || die "operators/$op/config/$variant: no such variant (see operators/$op/config)"
+	out=$(kubectl kustomize "$dir")
+	# The manifests name the image $op-operator:dev, which no registry has.
+	grep -q "^ *image: $op-operator:dev\$" <<<"$out" || die "operators/$op/config/$variant does not name the image $op-operator:dev"
+	# shellcheck disable=SC2001 # a line's value, anchored
+	out=$(sed "s|^\( *image: \)$op-operator:dev\$|\1$image|" <<<"$out")
+	for f in $(crds "$op"); do
+		sed '/^---$/d' "$f"
+		echo ---
+	done
+	echo "$out"
+}
+
+release() {
+	local version=$1 out=$2 op digest image variant file sums gen=() start=$SECONDS
+	[[ $version =~ ^[0-9]+\.[0-9]+\.[0-9]+$ ]] || die "VERSION=$version: want x.y.z (make release VERSION=$(cat "$root/catalog/VERSION"))"
+	[ "$version" = "$(cat "$root/catalog/VERSION")" ] ||
+		die "VERSION=$version, but the tree is release $(cat "$root/catalog/VERSION") (catalog/VERSION): to release $version, bump catalog/VERSION and list its bundles in catalog/template.yaml, then make generate (CONTRIBUTING.md, Releasing)"
+	command -v kubectl >/dev/null || die "kubectl is missing: make tools builds it into bin/"
+	rm -rf "$out"
+	mkdir -p "$out/images"
+	for op in "${operators[@]}"; do
+		digest=$(image "$op" "$out/images/$op-operator.tar" "$version" "$registry/$op-operator:v$version")
+		image=$registry/$op-operator@$digest
+		gen+=(-image "$op=$image")
+		for variant in default cluster-wide; do
+			file=$op.yaml
+			[ "$variant" = default ] || file=$op-$variant.yaml
+			{
+				echo "# $op-operator $version ($variant): kubectl apply --server-side -f $file"
+				[ "$op/$variant" != etcd-cluster/default ] || echo "# It runs in, and serves, namespace etc: kubectl create namespace etc first."
+				echo "# Image $registry/$op-operator:v$version, by digest; built from $(revision)."
+				manifest "$op" "$variant" "$image"
+			} >"$out/$file"
+		done
+	done
+	(cd "$root/catalog/gen" && GOWORK=off go run -tags containers_image_openpgp . -root "$root" -registry "$registry" \
+		-out "$out" -created-at "$(date -u +%Y-%m-%dT%H:%M:%SZ)" "${gen[@]}" bundle) >&2
+	sums=$(cd "$out" && find . -type f | sed 's|^\./||' | sort | xargs sha256sum)
+	echo "$sums" >"$out/SHA256SUMS"
+	say "release $version in $out ($((SECONDS - start))s):"
+	(cd "$out" && find . -type f | sed 's|^\./|  |' | sort) >&2
+}
+
+[ $# -ge 1 ] || usage
+case $1 in
+image)
+	[ $# -ge 4 ] || usage
+	image "$2" "$3" "$(cat "$root/catalog/VERSION")" "${@:4}"
+	;;
+push)
+	[ $# -le 2 ] || usage
+	dir=${2:-$root/dist}/images
+	[ -n "$(find "$dir" -maxdepth 1 -name '*.tar' 2>/dev/null)" ] || die "no images in $dir: make release VERSION=x.y.z first"
+	(cd "$root/scripts/images" && GOWORK=off go run ./push "$dir"/*.tar)
+	;;
+manifest)
+	[ $# = 4 ] || usage
+	manifest "$2" "$3" "$4"
+	;;
+import-flags)
+	[ $# = 2 ] || usage
+	# A docker archive has no index.json: no flags.
+	name=$(tar -xOf "$2" index.json 2>/dev/null | jq -r '.manifests[0].annotations["io.containerd.image.name"] // empty') || true
+	[ -z "$name" ] || echo "--digests --base-name ${name%:*}"
+	;;
+-*) usage ;;
+*)
+	[ $# -le 2 ] || usage
+	release "$1" "${2:-$root/dist}"
+	;;
+esac
