@@ -114,7 +114,26 @@ lint: ## Lint the Go code of every module and the shell scripts.
 ##@ Test
 
 .PHONY: test
-test: verify-generate verify-tree lint test-unit fuzz test-integration test-e2e test-kind-part bench-smoke ## Everything CI runs: generate and tree checks, lint, unit, fuzzing, envtest and e2e tests, the kind tests' part, a small run of the benchmark.
+test: verify-generate verify-tree lint test-unit fuzz test-integration test-clusters bench-smoke ## Everything CI runs: generate and tree checks, lint, unit, fuzzing, envtest and e2e tests, the kind tests' part, a small run of the benchmark.
+
+# The e2e suites (local clusters, the machine's real node) and the kind part
+# (a kind cluster in Docker) share no cluster, node or port, and wait more
+# than they compute: they run side by side. The kind part's output goes to
+# bin/test-kind-part.log, printed whole when it ends.
+.PHONY: test-clusters
+test-clusters: ## make test-e2e and make test-kind-part side by side.
+	@mkdir -p $(BIN)
+	@start=$$(date +%s); \
+	{ $(MAKE) --no-print-directory test-kind-part >$(BIN)/test-kind-part.log 2>&1 && echo 0 >$(BIN)/test-kind-part.rc || echo $$? >$(BIN)/test-kind-part.rc; } & \
+	kind=$$!; \
+	trap 'kill $$kind 2>/dev/null || true' INT TERM; \
+	e2e=0; $(MAKE) --no-print-directory test-e2e || e2e=$$?; \
+	echo "test-clusters: test-e2e ended ($$e2e) after $$(( $$(date +%s) - start ))s; waiting for test-kind-part"; \
+	wait $$kind || true; \
+	echo "test-clusters: test-kind-part, side by side, printed (bin/test-kind-part.log):"; cat $(BIN)/test-kind-part.log; \
+	k=$$(cat $(BIN)/test-kind-part.rc); \
+	echo "test-clusters: test-e2e $$e2e, test-kind-part $$k, after $$(( $$(date +%s) - start ))s"; \
+	[ "$$e2e" = 0 ] && [ "$$k" = 0 ]
 
 .PHONY: verify-tree
 verify-tree: ## Fail when git tracks a build output: a binary, or a file over 1 MiB.

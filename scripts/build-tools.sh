@@ -141,6 +141,11 @@ build() {
 # script, on Ctrl-C too.
 trap '[ -z "$progressing" ] || kill "$progressing" 2>/dev/null' EXIT
 
+# Two runs side by side (make test's local and kind parts) take turns: they
+# build into the same bin/.
+exec 9>"$bin/.build-tools.lock"
+flock 9
+
 tools=("$@")
 [ ${#tools[@]} -gt 0 ] || tools=(kubernetes etcd kwok controller-gen golangci-lint)
 for t in "${tools[@]}"; do

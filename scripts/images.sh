@@ -560,6 +560,16 @@ normalise() {
 	echo "$n"
 }
 
+# Two runs side by side (make test's local and kind parts) take turns: they
+# write the same archives and stamps.
+case ${1:-} in
+build | import | archive | kind-node)
+	mkdir -p "$cache"
+	exec 9>"$cache/.lock"
+	flock 9
+	;;
+esac
+
 case ${1:-} in
 build) build_all ;;
 import)
