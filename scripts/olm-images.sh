@@ -9,10 +9,12 @@
 # `ctr images import` and `docker load` read.
 #
 # Images are named in REGISTRY (ghcr.io/operator-workshops), as the bundles and
-# the catalog name them. An operator's image is tagged with every release of
-# its package the catalog lists: the older releases' tags are stand-ins built
-# from today's code, so that an upgrade can be tried here. The catalog image
-# also holds grpc_health_probe, which OLM's catalog pods are probed with.
+# the catalog name them. An operator has an image for every release of its
+# package the catalog lists: a release catalog/RELEASES records is built from
+# its commit, checked out in a worktree, so that an upgrade crosses the code
+# that was released; the older ones are stand-ins built from today's code.
+# The catalog image also holds grpc_health_probe, which OLM's catalog pods
+# are probed with.
 #
 # usage: scripts/olm-images.sh build|import ADDRESS|push [HOST:PORT]|list
 #   build        write the archives into $OLM_IMAGES_DIR (bin/images)
@@ -58,13 +60,25 @@ program() {
 
 mkimage() { program mkimage "$@"; }
 
-# build_operator builds the operator's image for this machine's platform, as
-# make release builds it for every platform.
+# build_operator builds the operator's images for this machine's platform,
+# as make release builds them for every platform: each released version's
+# from the commit it was released from (OP-operator-vVERSION.tar), the
+# others' from the tree (OP-operator.tar: the current release, and the
+# stand-ins of versions released before catalog/RELEASES).
 build_operator() {
-	local op=$1 tags=() v
-	for v in $(releases "$op"); do tags+=("$registry/$op-operator:v$v"); done
-	[ ${#tags[@]} -gt 0 ] || die "the catalog has no bundle of $op"
-	PLATFORMS=linux/$(go env GOARCH) "$root/scripts/release.sh" image "$op" "$out/$op-operator.tar" "${tags[@]}" >/dev/null
+	local op=$1 tags=() v commit platform
+	platform=linux/$(go env GOARCH)
+	for v in $(releases "$op"); do
+		commit=$("$root/scripts/release.sh" released "$v")
+		if [ -z "$commit" ]; then
+			tags+=("$registry/$op-operator:v$v")
+			continue
+		fi
+		PLATFORMS=$platform TREE=$("$root/scripts/release.sh" worktree "$v") "$root/scripts/release.sh" image "$op" \
+			"$out/$op-operator-v$v.tar" "$registry/$op-operator:v$v" >/dev/null
+	done
+	[ ${#tags[@]} -gt 0 ] || die "the catalog has no bundle of $op at $(cat "$root/catalog/VERSION")"
+	PLATFORMS=$platform "$root/scripts/release.sh" image "$op" "$out/$op-operator.tar" "${tags[@]}" >/dev/null
 }
 
 build_bundle() {

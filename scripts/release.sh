@@ -29,6 +29,7 @@
 #        scripts/release.sh push [OUT]
 #        scripts/release.sh manifest OPERATOR VARIANT IMAGE
 #        scripts/release.sh import-flags ARCHIVE
+#        scripts/release.sh released VERSION | worktree VERSION
 #   VERSION   x.y.z
 #   OUT       the directory to write (dist)
 #   image     build only OPERATOR's image into ARCHIVE, named TAG...; print
@@ -40,14 +41,23 @@
 #   import-flags  print the flags of `ctr images import` that also name
 #             the image of an OCI ARCHIVE by its digest, as the manifests
 #             name it (a plain import names it by tag only)
+#   released  print the commit catalog/RELEASES records for VERSION (nothing
+#             for a version it does not list)
+#   worktree  print the path of a git worktree of VERSION's commit, under
+#             bin/worktrees, checked out from the history the first time;
+#             TREE=that path builds the image and manifests VERSION shipped
 # $PLATFORMS: linux/amd64,linux/arm64; $REGISTRY: ghcr.io/operator-workshops;
-# $SOURCE: the repository the images' labels name.
+# $SOURCE: the repository the images' labels name; $TREE: the source tree
+# the image subcommand builds from (this one).
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 export PATH="${BIN:-$root/bin}:$PATH"
 registry=${REGISTRY:-ghcr.io/operator-workshops}
 platforms=${PLATFORMS:-linux/amd64,linux/arm64}
+# The source tree the images and manifests are built from: this one, or a
+# worktree of a released commit (scripts/olm-images.sh, tests/deploy).
+tree=${TREE:-$root}
 source_url=${SOURCE:-https://github.com/operator-workshops/workshop}
 operators=(database mysql-backup etcd-cluster gordon)
 
@@ -58,12 +68,12 @@ usage() {
 	exit 2
 }
 
-# revision prints the commit the release is built from, marked when the tree
-# has changes it does not hold.
+# revision prints the commit the images are built from, marked when the
+# tree has changes it does not hold.
 revision() {
 	local rev
-	rev=$(git -C "$root" rev-parse HEAD 2>/dev/null) || { echo unknown; return; }
-	if [ -n "$(git -C "$root" status --porcelain --untracked-files=no 2>/dev/null)" ]; then rev+=-dirty; fi
+	rev=$(git -C "$tree" rev-parse HEAD 2>/dev/null) || { echo unknown; return; }
+	if [ -n "$(git -C "$tree" status --porcelain --untracked-files=no 2>/dev/null)" ]; then rev+=-dirty; fi
 	echo "$rev"
 }
 
@@ -72,7 +82,7 @@ revision() {
 image() {
 	local op=$1 archive=$2 version=$3 work p arch args=() t start=$SECONDS
 	shift 3
-	[ -d "$root/operators/$op/cmd" ] || die "no operator $op (operators: ${operators[*]})"
+	[ -d "$tree/operators/$op/cmd" ] || die "no operator $op in $tree (operators: ${operators[*]})"
 	work=$(mktemp -d)
 	# shellcheck disable=SC2064 # the directory is known now
 	trap "rm -rf '$work'" RETURN
@@ -80,7 +90,7 @@ image() {
 		[[ $p == linux/* ]] || die "PLATFORMS: $p: the operators run on linux/ARCH"
 		arch=${p#linux/}
 		mkdir -p "$work/$arch"
-		(cd "$root" && GOWORK=$root/go.work CGO_ENABLED=0 GOOS=linux GOARCH=$arch \
+		(cd "$tree" && GOWORK=$tree/go.work CGO_ENABLED=0 GOOS=linux GOARCH=$arch \
 			go build -trimpath -ldflags "-s -w" -o "$work/$arch/manager" "./operators/$op/cmd")
 		args+=(--platform "$p=$work/$arch")
 	done
@@ -98,13 +108,35 @@ image() {
 	cat "$work/digest"
 }
 
+# released VERSION prints the commit catalog/RELEASES records for VERSION.
+released() { awk -v v="$1" '$1 == v { print $2 }' "$root/catalog/RELEASES"; }
+
+# worktree VERSION prints the path of a git worktree of VERSION's commit.
+worktree() {
+	local commit dir
+	commit=$(released "$1")
+	[ -n "$commit" ] || die "catalog/RELEASES records no commit for $1"
+	dir=${BIN:-$root/bin}/worktrees/$commit
+	mkdir -p "${dir%/*}"
+	# Two runs side by side (make test's local and kind parts) take turns.
+	exec 8>"${dir%/*}/.lock"
+	flock 8
+	if [ ! -e "$dir/.git" ]; then
+		git -C "$root" cat-file -e "$commit^{commit}" 2>/dev/null ||
+			die "commit $commit of release $1 (catalog/RELEASES) is not in this clone's history: fetch it (git fetch --unshallow)"
+		git -C "$root" worktree prune
+		git -C "$root" worktree add --detach "$dir" "$commit" >/dev/null 2>&1 || die "git worktree add $dir $commit failed"
+	fi
+	echo "$dir"
+}
+
 # crds OPERATOR prints the files of crds/ that define OPERATOR's API: those of
 # its API group.
 crds() {
 	local group
-	group=$(sed -n 's/.*schema.GroupVersion{Group: "\([^"]*\)".*/\1/p' "$root"/operators/"$1"/api/*/groupversion_info.go)
+	group=$(sed -n 's/.*schema.GroupVersion{Group: "\([^"]*\)".*/\1/p' "$tree"/operators/"$1"/api/*/groupversion_info.go)
 	[ -n "$group" ] || die "operators/$1 has no API group"
-	ls "$root/crds/${group}"_*.yaml
+	ls "$tree/crds/${group}"_*.yaml
 }
 
 # manifest OPERATOR VARIANT IMAGE prints the install manifest of the
@@ -112,7 +144,7 @@ crds() {
 # makes of the variant.
 manifest() {
 	local op=$1 variant=$2 image=$3 dir out f
-	dir=$root/operators/$op/config/$variant
+	dir=$tree/operators/$op/config/$variant
 	[ -f "$dir/kustomization.yaml" ] || die "operators/$op/config/$variant: no such variant (see operators/$op/config)"
 	out=$(kubectl kustomize "$dir")
 	# The manifests name the image $op-operator:dev, which no registry has.
@@ -161,7 +193,7 @@ release() {
 case $1 in
 image)
 	[ $# -ge 4 ] || usage
-	image "$2" "$3" "$(cat "$root/catalog/VERSION")" "${@:4}"
+	image "$2" "$3" "$(cat "$tree/catalog/VERSION")" "${@:4}"
 	;;
 push)
 	[ $# -le 2 ] || usage
@@ -172,6 +204,14 @@ push)
 manifest)
 	[ $# = 4 ] || usage
 	manifest "$2" "$3" "$4"
+	;;
+released)
+	[ $# = 2 ] || usage
+	released "$2"
+	;;
+worktree)
+	[ $# = 2 ] || usage
+	worktree "$2"
 	;;
 import-flags)
 	[ $# = 2 ] || usage

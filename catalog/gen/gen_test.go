@@ -78,9 +78,10 @@ func TestCatalogValidates(t *testing.T) {
 	}
 }
 
-// gordon 0.2.0 replaces 0.1.0: the catalog's channel has the edge, its head
-// is the newest, and the CSV says the same.
-func TestGordonHasAnUpgradeEdge(t *testing.T) {
+// gordon's channel runs 0.1.0, 0.2.0 replacing it, then the head 0.3.0
+// replacing 0.2.0 and skipping straight from any 0.1.x or 0.2.x; the CSVs
+// say the same. Every other package's head replaces its 0.2.0 release.
+func TestUpgradeEdges(t *testing.T) {
 	cfg, err := declcfg.LoadFS(context.Background(), os.DirFS(filepath.Join(root, "catalog", "index")))
 	if err != nil {
 		t.Fatal(err)
@@ -88,6 +89,21 @@ func TestGordonHasAnUpgradeEdge(t *testing.T) {
 	m, err := declcfg.ConvertToModel(*cfg)
 	if err != nil {
 		t.Fatal(err)
+	}
+	for name, pkg := range m {
+		for _, ch := range pkg.Channels {
+			head, err := ch.Head()
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := strings.Replace(head.Name, ".v0.3.0", ".v0.2.0", 1)
+			if !strings.Contains(head.Name, ".v0.3.0") || head.Replaces != want {
+				t.Errorf("%s/%s's head is %s replacing %q, want a 0.3.0 replacing %s", name, ch.Name, head.Name, head.Replaces, want)
+			}
+			if _, ok := ch.Bundles[head.Replaces]; !ok {
+				t.Errorf("%s/%s lost %s: an installed one could not upgrade", name, ch.Name, head.Replaces)
+			}
+		}
 	}
 	pkg := m["gordon"]
 	if pkg == nil {
@@ -97,15 +113,15 @@ func TestGordonHasAnUpgradeEdge(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if head.Name != "gordon.v0.2.0" || head.Replaces != "gordon.v0.1.0" {
-		t.Errorf("gordon's head is %s replacing %q, want gordon.v0.2.0 replacing gordon.v0.1.0", head.Name, head.Replaces)
+	if head.SkipRange != ">=0.1.0 <0.3.0" {
+		t.Errorf("gordon's head skips %q, want >=0.1.0 <0.3.0", head.SkipRange)
 	}
-	if _, ok := pkg.DefaultChannel.Bundles["gordon.v0.1.0"]; !ok {
-		t.Error("gordon's channel lost v0.1.0: an installed 0.1.0 could not upgrade")
+	if b := pkg.DefaultChannel.Bundles["gordon.v0.2.0"]; b == nil || b.Replaces != "gordon.v0.1.0" {
+		t.Errorf("gordon.v0.2.0 = %+v, want it replacing gordon.v0.1.0", b)
 	}
 	csv := readCSV(t, bundle{Package: "gordon", Version: head.Version})
-	if csv.Spec.Replaces != "gordon.v0.1.0" {
-		t.Errorf("gordon.v0.2.0's CSV replaces %q", csv.Spec.Replaces)
+	if csv.Spec.Replaces != "gordon.v0.2.0" || csv.Annotations["olm.skipRange"] != head.SkipRange {
+		t.Errorf("gordon.v0.3.0's CSV replaces %q and skips %q", csv.Spec.Replaces, csv.Annotations["olm.skipRange"])
 	}
 	for _, b := range cfg.Bundles {
 		if want := DefaultRegistry + "/" + b.Package + "-bundle:v"; !strings.HasPrefix(b.Image, want) {
@@ -377,7 +393,7 @@ func TestReleaseBundlesNameTheImageByDigest(t *testing.T) {
 		if b.Package != "gordon" {
 			continue
 		}
-		if csv.Annotations["olm.skipRange"] != ">=0.1.0 <0.2.0" {
+		if csv.Annotations["olm.skipRange"] != ">=0.1.0 <0.3.0" {
 			t.Errorf("%s: olm.skipRange %q, want the template's", b.Name(), csv.Annotations["olm.skipRange"])
 		}
 		spec := csv.Spec.InstallStrategy.StrategySpec.DeploymentSpecs[0].Spec

@@ -41,6 +41,14 @@ func TestImages(t *testing.T) {
 			if l := cfg.Config.Labels; l["org.opencontainers.image.source"] == "" || l["org.opencontainers.image.revision"] == "" || l["org.opencontainers.image.version"] != currentRelease(t) {
 				t.Errorf("OCI labels %v, want source, revision and version %s", l, currentRelease(t))
 			}
+			// A released version's image is built from the commit
+			// catalog/RELEASES records for it.
+			for v, commit := range releasedCommits(t) {
+				_, cfg := openIndexImage(t, filepath.Join(dir, op+"-operator-v"+v+".tar"), DefaultRegistry+"/"+op+"-operator:v"+v)
+				if l := cfg.Config.Labels; l["org.opencontainers.image.revision"] != commit || l["org.opencontainers.image.version"] != v {
+					t.Errorf("%s %s: OCI labels %v, want revision %s", op, v, l, commit)
+				}
+			}
 			files := imageFiles(t, img)
 			if _, ok := files["manager"]; !ok {
 				t.Errorf("no /manager in %v", keys(files))
@@ -193,5 +201,24 @@ func keys(m map[string]string) []string {
 		out = append(out, k)
 	}
 	slices.Sort(out)
+	return out
+}
+
+// releasedCommits reads catalog/RELEASES: each released version's commit.
+func releasedCommits(t *testing.T) map[string]string {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(root, "catalog", "RELEASES"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]string{}
+	for _, line := range strings.Split(string(data), "\n") {
+		if f := strings.Fields(line); len(f) == 2 && !strings.HasPrefix(f[0], "#") {
+			out[f[0]] = f[1]
+		}
+	}
+	if len(out) == 0 {
+		t.Fatal("catalog/RELEASES lists no release")
+	}
 	return out
 }

@@ -9,7 +9,10 @@
 // RBAC. Then a CR of each kind becomes Ready through the deployed operators
 // and is deleted, a CR outside the namespaced operators' namespace stays
 // untouched, and no request of theirs was refused; the same again with the
-// other three operators switched to config/cluster-wide.
+// other three operators switched to config/cluster-wide. Then make release's
+// manifest installs gordon, and make deploy upgrades the mysql-backup
+// operator of the previous release (catalog/RELEASES) with a MySQL's data
+// kept.
 package deploy
 
 import (
@@ -440,13 +443,7 @@ func TestReleaseManifestInstalls(t *testing.T) {
 	if image == nil {
 		t.Fatalf("gordon.yaml names no gordon-operator image by digest:\n%s", manifest)
 	}
-	load := []string{"scripts/node.sh", "load", suite.Name()}
-	if suite.Provider == cluster.Kind {
-		load[0] = "scripts/kind.sh"
-	}
-	if out, err := suite.Run(ctx, load[0], append(load[1:], filepath.Join(dist, "images/gordon-operator.tar"))...); err != nil {
-		t.Fatalf("%s: %v\n%s", strings.Join(load, " "), err, out)
-	}
+	load(ctx, t, filepath.Join(dist, "images/gordon-operator.tar"))
 	const ns, name = "gordon-operator-system", "gordon-operator"
 	kubectl(t, time.Minute, "apply", "--server-side", "-f", filepath.Join(dist, "gordon.yaml"))
 	kubectl(t, 4*time.Minute, "rollout", "status", "-n", ns, "deployment/"+name, "--timeout=3m")
@@ -455,4 +452,91 @@ func TestReleaseManifestInstalls(t *testing.T) {
 		t.Errorf("the operator runs %s, want the release's %s", got, image[1])
 	}
 	checkCRs(t, []cr{{"a Gordon", "default", gordonSample, "gordon/gordoncluster"}}, nil)
+}
+
+// load puts an image archive on the node that runs containers, named by tag
+// and digest, as a cluster would pull it.
+func load(ctx context.Context, t *testing.T, archive string) {
+	t.Helper()
+	script := "scripts/node.sh"
+	if suite.Provider == cluster.Kind {
+		script = "scripts/kind.sh"
+	}
+	if out, err := suite.Run(ctx, script, "load", suite.Name(), archive); err != nil {
+		t.Fatalf("%s load %s: %v\n%s", script, archive, err, out)
+	}
+}
+
+// releaseScript runs scripts/release.sh with args on the source tree tree
+// (a worktree of a released commit) and returns its standard output.
+func releaseScript(ctx context.Context, t *testing.T, tree string, args ...string) string {
+	t.Helper()
+	cmd := suite.Command(ctx, "scripts/release.sh", args...)
+	cmd.Env = append(cmd.Env, "TREE="+tree, "PLATFORMS=linux/"+runtime.GOARCH)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("TREE=%s scripts/release.sh %s: %v\n%s", tree, strings.Join(args, " "), err, stderr.String())
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// A cluster admin who installed the previous release's manifest (the
+// mysql-backup operator of the commit catalog/RELEASES records, its image
+// built from that commit) upgrades with make deploy: the homework's MySQL,
+// with a row written through the old operator, stays Ready under the new
+// one, and the row is there; its deletion then runs the new operator's
+// backup.
+func TestUpgradeFromPreviousReleaseKeepsData(t *testing.T) {
+	needDeployed(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
+	defer cancel()
+	releases, err := os.ReadFile(filepath.Join(suite.Root, "catalog", "RELEASES"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var previous string
+	for _, line := range strings.Split(string(releases), "\n") {
+		if f := strings.Fields(line); len(f) == 2 && !strings.HasPrefix(f[0], "#") {
+			previous = f[0]
+		}
+	}
+	if previous == "" {
+		t.Fatal("catalog/RELEASES records no release")
+	}
+	tree := releaseScript(ctx, t, "", "worktree", previous)
+	const ns, name, repo = "mysql-backup-operator-system", "mysql-backup-operator", "ghcr.io/operator-workshops/mysql-backup-operator"
+	archive := filepath.Join(t.TempDir(), "mysql-backup-operator.tar")
+	old := repo + "@" + releaseScript(ctx, t, tree, "image", "mysql-backup", archive, repo+":v"+previous)
+	load(ctx, t, archive)
+	apply := suite.Command(ctx, "kubectl", "apply", "--server-side", "--force-conflicts", "-f", "-")
+	apply.Stdin = strings.NewReader(releaseScript(ctx, t, tree, "manifest", "mysql-backup", "default", old))
+	if out, err := apply.CombinedOutput(); err != nil {
+		t.Fatalf("applying release %s's manifest: %v\n%s", previous, err, out)
+	}
+	kubectl(t, 4*time.Minute, "rollout", "status", "-n", ns, "deployment/"+name, "--timeout=3m")
+	image := func() string {
+		return kubectl(t, time.Minute, "get", "deployment", "-n", ns, name, "-o", "jsonpath={.spec.template.spec.containers[0].image}")
+	}
+	if got := image(); got != old {
+		t.Fatalf("release %s's operator runs %s, want %s", previous, got, old)
+	}
+
+	sql := func(statement string) string {
+		return kubectl(t, time.Minute, "exec", "-n", "default", "deploy/mysql-instance", "--", "mysql", "-uroot", "-potuspassword", "-N", "-e", statement, "otus-database")
+	}
+	checkCRs(t, []cr{{"the homework's MySQL", "default", mysqlSample, "mysql/mysql-instance"}}, func(t *testing.T) {
+		sql("CREATE TABLE kept (v varchar(20)); INSERT INTO kept VALUES ('before upgrade')")
+		if out, err := suite.Run(ctx, "make", "deploy", "CLUSTER_NAME="+suite.Name(), "DEPLOY=mysql-backup"); err != nil {
+			t.Fatalf("make deploy DEPLOY=mysql-backup: %v\n%s", err, out)
+		}
+		if got := image(); got == old || !strings.HasPrefix(got, repo+"@sha256:") {
+			t.Fatalf("after make deploy the operator runs %s, want this tree's image by digest (not %s)", got, old)
+		}
+		kubectl(t, 6*time.Minute, "wait", "-n", "default", "--for=condition=Ready", "mysql/mysql-instance", "--timeout=5m")
+		if got := sql("SELECT v FROM kept"); strings.TrimSpace(got) != "before upgrade" {
+			t.Errorf("after the upgrade the table kept holds %q, want the row written before it", got)
+		}
+	})
 }

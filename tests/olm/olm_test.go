@@ -7,7 +7,9 @@
 // OperatorGroup and a Subscription, as catalog/README.md shows; OLM resolves
 // it, unpacks the bundle in a Job and runs the operator as a pod with the
 // CSV's permissions; a CR of each kind becomes Ready through it; gordon takes
-// its upgrade edge (0.1.0 to 0.2.0) with the Gordon running; uninstalling an
+// its upgrade edge (0.1.0 to 0.3.0) with the Gordon running, and the
+// mysql-backup and etcd operators theirs (0.2.0, built from the commit that
+// released it, to 0.3.0) with data in their CRs' servers; uninstalling an
 // operator leaves its CRs and their children in place.
 package olm
 
@@ -149,51 +151,111 @@ func TestCatalogReady(t *testing.T) {
 	}
 }
 
+// approve approves the InstallPlan the Subscription of namespace ns waits
+// on, and waits until OLM has carried it out.
+func approve(ctx context.Context, t *testing.T, ns, sub string) {
+	t.Helper()
+	suite.Kubectl(ctx, t, "wait", "-n", ns, "--for=jsonpath={.status.state}=UpgradePending", "subscription/"+sub, "--timeout=5m")
+	plan := suite.Kubectl(ctx, t, "get", "-n", ns, "subscription", sub, "-o", "jsonpath={.status.installPlanRef.name}")
+	suite.Kubectl(ctx, t, "patch", "-n", ns, "installplan", plan, "--type=merge", "-p", `{"spec":{"approved":true}}`)
+	suite.Kubectl(ctx, t, "wait", "-n", ns, "--for=jsonpath={.status.phase}=Complete", "installplan/"+plan, "--timeout=5m")
+}
+
+// upgrade installs pkg's previous release (startingCSV from, each
+// InstallPlan approved by hand), lets before make data through it, approves
+// the upgrade to csv, the channel's head, and checks the CSV it replaced is
+// gone before after reads the data back.
+func upgrade(ctx context.Context, t *testing.T, ns, pkg, channel, from, csv string, before, after func()) {
+	t.Helper()
+	subscribe(ctx, t, ns, pkg, channel, "startingCSV: "+from, "installPlanApproval: Manual")
+	approve(ctx, t, ns, pkg)
+	installed(ctx, t, ns, from)
+	before()
+	suite.Kubectl(ctx, t, "wait", "-n", ns, "--for=jsonpath={.status.currentCSV}="+csv, "subscription/"+pkg, "--timeout=5m")
+	approve(ctx, t, ns, pkg)
+	installed(ctx, t, ns, csv)
+	suite.Kubectl(ctx, t, "wait", "-n", ns, "--for=delete", "csv/"+from, "--timeout=2m")
+	if got := suite.Kubectl(ctx, t, "get", "-n", ns, "deployment", pkg+"-operator", "-o", "jsonpath={.spec.template.spec.containers[0].image}"); !strings.HasSuffix(got, ":"+strings.TrimPrefix(csv, pkg+".")) {
+		t.Errorf("after the upgrade the operator runs %s, want %s's image", got, csv)
+	}
+	after()
+}
+
+// The database operator's head installed as it is; the mysql-backup
+// operator's previous release (0.2.0, built from the commit that released
+// it) installed first, a row written into the homework's MySQL through it,
+// then upgraded to the head: the MySQL is Ready again for its generation,
+// under the new operator, and the row is there.
 func TestInstallThroughOLM(t *testing.T) {
 	needOLM(t)
-	tests := []struct {
-		pkg, channel, csv, sample, ready string
-	}{
-		{"database", "alpha", "database.v0.2.0", "operators/database/config/samples/mysql-db.yaml", "database/mysql-db"},
-		{"mysql-backup", "alpha", "mysql-backup.v0.2.0", "operators/mysql-backup/config/samples/mysql-instance.yaml", "mysql/mysql-instance"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.pkg, func(t *testing.T) {
-			t.Parallel()
-			ctx := context.Background()
-			ns := "olm-" + tt.pkg
-			install(ctx, t, ns, tt.pkg, tt.channel, tt.csv)
-			suite.Kubectl(ctx, t, "apply", "-n", ns, "-f", tt.sample)
-			suite.Kubectl(ctx, t, "wait", "-n", ns, "--for=condition=Ready", tt.ready, "--timeout=5m")
+	t.Run("database", func(t *testing.T) {
+		t.Parallel()
+		ctx := context.Background()
+		const ns = "olm-database"
+		install(ctx, t, ns, "database", "alpha", "database.v0.3.0")
+		suite.Kubectl(ctx, t, "apply", "-n", ns, "-f", "operators/database/config/samples/mysql-db.yaml")
+		suite.Kubectl(ctx, t, "wait", "-n", ns, "--for=condition=Ready", "database/mysql-db", "--timeout=5m")
+	})
+	t.Run("mysql-backup upgraded with its data", func(t *testing.T) {
+		t.Parallel()
+		ctx := context.Background()
+		const ns = "olm-mysql-backup"
+		sql := func(statement string) string {
+			return suite.Kubectl(ctx, t, "exec", "-n", ns, "deploy/mysql-instance", "--", "mysql", "-uroot", "-potuspassword", "-N", "-e", statement, "otus-database")
+		}
+		upgrade(ctx, t, ns, "mysql-backup", "alpha", "mysql-backup.v0.2.0", "mysql-backup.v0.3.0", func() {
+			suite.Kubectl(ctx, t, "apply", "-n", ns, "-f", "operators/mysql-backup/config/samples/mysql-instance.yaml")
+			suite.Kubectl(ctx, t, "wait", "-n", ns, "--for=condition=Ready", "mysql/mysql-instance", "--timeout=5m")
+			sql("CREATE TABLE kept (v varchar(20)); INSERT INTO kept VALUES ('before upgrade')")
+		}, func() {
+			// The new operator's pass over the MySQL: Ready, and its
+			// conditions stamped for the current generation.
+			suite.Kubectl(ctx, t, "wait", "-n", ns, "--for=condition=Ready", "mysql/mysql-instance", "--timeout=5m")
+			if got := sql("SELECT v FROM kept"); strings.TrimSpace(got) != "before upgrade" {
+				t.Errorf("after the upgrade the table kept holds %q, want the row written before it", got)
+			}
 		})
-	}
+	})
 }
 
 // The prgcont workshop's flow: the etcd operator installed through OLM in
 // the namespace etc, the workshop's EtcdCluster, then etcdctl inside a member.
+// The operator is the previous release first, upgraded to the head with a
+// key in the cluster: the key and the three members are there after it.
 func TestWorkshopEtcdThroughOLM(t *testing.T) {
 	needOLM(t)
 	ctx := context.Background()
 	ns := "etc"
-	install(ctx, t, ns, "etcd-cluster", "singlenamespace-alpha", "etcd-cluster.v0.2.0")
-	suite.Kubectl(ctx, t, "apply", "-n", ns, "-f", "operators/etcd-cluster/config/samples/example-etcd-cluster.yaml")
-	suite.Kubectl(ctx, t, "wait", "-n", ns, "--for=condition=Ready", "etcdcluster/example-etcd-cluster", "--timeout=5m")
-	pod := strings.Fields(suite.Kubectl(ctx, t, "get", "po", "-n", ns, "-l", "etcd_cluster=example-etcd-cluster",
-		"-o", "jsonpath={.items[*].metadata.name}"))[0]
-	cmd := suite.Command(ctx, "kubectl", "exec", "-n", ns, pod, "--", "etcdctl", "member", "list")
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("etcdctl member list: %v\n%s", err, out)
+	etcdctl := func(args ...string) string {
+		pod := strings.Fields(suite.Kubectl(ctx, t, "get", "po", "-n", ns, "-l", "etcd_cluster=example-etcd-cluster",
+			"--field-selector=status.phase=Running", "-o", "jsonpath={.items[*].metadata.name}"))[0]
+		cmd := suite.Command(ctx, "kubectl", append([]string{"exec", "-n", ns, pod, "--", "etcdctl"}, args...)...)
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("etcdctl %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+		return string(out)
 	}
-	if n := strings.Count(strings.TrimSpace(string(out)), "\n") + 1; n != 3 {
+	upgrade(ctx, t, ns, "etcd-cluster", "singlenamespace-alpha", "etcd-cluster.v0.2.0", "etcd-cluster.v0.3.0", func() {
+		suite.Kubectl(ctx, t, "apply", "-n", ns, "-f", "operators/etcd-cluster/config/samples/example-etcd-cluster.yaml")
+		suite.Kubectl(ctx, t, "wait", "-n", ns, "--for=condition=Ready", "etcdcluster/example-etcd-cluster", "--timeout=5m")
+		etcdctl("put", "kept", "before-upgrade")
+	}, func() {
+		suite.Kubectl(ctx, t, "wait", "-n", ns, "--for=condition=Ready", "etcdcluster/example-etcd-cluster", "--timeout=5m")
+		if got := etcdctl("get", "kept", "--print-value-only"); strings.TrimSpace(got) != "before-upgrade" {
+			t.Errorf("after the upgrade etcdctl get kept says %q, want before-upgrade", got)
+		}
+	})
+	out := etcdctl("member", "list")
+	if n := strings.Count(strings.TrimSpace(out), "\n") + 1; n != 3 {
 		t.Errorf("etcdctl member list shows %d members, want 3:\n%s", n, out)
 	}
 }
 
 // catalog/README.md's gordon steps, its three shell blocks run as a reader
 // runs them: gordon 0.1.0 installed first (its InstallPlan approved by hand)
-// and a Gordon made Ready by it; then the 0.2.0 InstallPlan that the
-// channel's replaces edge offers, after which the Gordon's pods must be the
+// and a Gordon made Ready by it; then the InstallPlan to the head, 0.3.0,
+// that the channel's skipRange offers at once, after which the Gordon's pods must be the
 // same; then the uninstall, after which the operator is gone and the Gordon,
 // its pods and the CRD are not.
 func TestGordonUpgradeEdge(t *testing.T) {
@@ -219,15 +281,15 @@ func TestGordonUpgradeEdge(t *testing.T) {
 		t.Fatalf("gordon 0.1.0 made %d pods, want 3", n)
 	}
 
-	out := r.run(ctx, r.block("sh", "currentCSV}'=gordon.v0.2.0"))
-	if !strings.Contains(out, "gordon.v0.2.0") || !strings.Contains(out, "Succeeded") {
-		t.Errorf("kubectl get csv does not show gordon.v0.2.0 Succeeded:\n%s", out)
+	out := r.run(ctx, r.block("sh", "currentCSV}'=gordon.v0.3.0"))
+	if !strings.Contains(out, "gordon.v0.3.0") || !strings.Contains(out, "Succeeded") || strings.Contains(out, "gordon.v0.2.0") {
+		t.Errorf("kubectl get csv does not show gordon.v0.3.0 Succeeded alone:\n%s", out)
 	}
-	if got := suite.Kubectl(ctx, t, "get", "-n", ns, "csv", "gordon.v0.2.0", "-o", "jsonpath={.spec.replaces}"); got != "gordon.v0.1.0" {
-		t.Errorf("gordon.v0.2.0 replaces %q, want gordon.v0.1.0", got)
+	if got := suite.Kubectl(ctx, t, "get", "-n", ns, "csv", "gordon.v0.3.0", "-o", "jsonpath={.metadata.annotations.olm\\.skipRange}"); got != ">=0.1.0 <0.3.0" {
+		t.Errorf("gordon.v0.3.0 skips %q, want >=0.1.0 <0.3.0", got)
 	}
-	if got := suite.Kubectl(ctx, t, "get", "-n", ns, "subscription", "gordon", "-o", "jsonpath={.status.installedCSV}"); got != "gordon.v0.2.0" {
-		t.Errorf("the Subscription says %q is installed, want gordon.v0.2.0", got)
+	if got := suite.Kubectl(ctx, t, "get", "-n", ns, "subscription", "gordon", "-o", "jsonpath={.status.installedCSV}"); got != "gordon.v0.3.0" {
+		t.Errorf("the Subscription says %q is installed, want gordon.v0.3.0", got)
 	}
 	suite.Kubectl(ctx, t, "wait", "-n", ns, "--for=condition=Ready", "gordon/gordoncluster", "--timeout=2m")
 	if after := gordonPods(); after != pods {

@@ -362,5 +362,10 @@ func tempBeside(out string) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	// Readable as an archive written by os.Create would be.
+	if err := f.Chmod(0o644); err != nil {
+		_ = f.Close()
+		return "", err
+	}
 	return f.Name(), f.Close()
 }
