@@ -90,8 +90,9 @@ esac
 name=$1
 shift
 version=$(cat "$root/catalog/VERSION")
-# Per cluster: deploys to clusters side by side never write the same file.
-out=${BIN:-$root/bin}/deploy/$name
+# Per cluster (kubectl's context: a kind cluster and a local one may share a
+# name): deploys to clusters side by side never write the same file.
+out=${BIN:-$root/bin}/deploy/$(kubectl config current-context 2>/dev/null || echo "$name")
 declare -A images
 for spec in "$@"; do
 	op=${spec%%:*}

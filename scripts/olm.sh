@@ -5,8 +5,9 @@
 #
 #   1. OLM's olm and catalog operators, built from the module
 #      scripts/tools/olm pins into the image workshop.local/olm (imported into
-#      the real node's containerd), run as pods in the namespace olm with
-#      OLM's CRDs from the same module;
+#      the real node's containerd), run as pods in the namespace olm, as
+#      OLM's own manifests from the same module say (its CRDs, and its
+#      quickstart olm.yaml, adapted by kustomize: see manifests below);
 #   2. the operator, bundle and catalog images (scripts/olm-images.sh) go to
 #      a registry on this machine (127.0.0.1:5000, scripts/images/registry),
 #      which the real node's containerd uses as the mirror of the registry
@@ -97,98 +98,58 @@ start_registry() {
 	wait_until "registry on $mirror" 30 curl -fsS "http://$mirror/v2/"
 }
 
-# manifests prints OLM's namespaces, its operators' ServiceAccount and
-# Deployments, the global OperatorGroup and the CatalogSource, as upstream's
-# chart lays them out (without packageserver, the aggregated API behind
-# `kubectl get packagemanifests`).
+# manifests prints OLM's own install manifest (deploy/upstream/quickstart/
+# olm.yaml of the module scripts/tools/olm pins: its namespaces, its
+# operators' ServiceAccount, ClusterRoles and Deployments, the global
+# OperatorGroup) as kustomize makes it run here: OLM's image built from the
+# same module, pods as Pod Security's restricted level asks, the catalog
+# operator told which opm and util images its bundle unpack Jobs run, and
+# this project's CatalogSource in place of OperatorHub's (no internet). Left
+# out: packageserver (a CSV for the aggregated API behind `kubectl get
+# packagemanifests`, whose image nothing builds here).
 manifests() {
-	local olm_image=$1 catalog_image=$2
-	cat <<EOF
-apiVersion: v1
-kind: Namespace
-metadata: {name: $ns}
----
-apiVersion: v1
-kind: Namespace
-metadata: {name: operators}
----
-apiVersion: v1
-kind: ServiceAccount
-metadata: {name: olm-operator-serviceaccount, namespace: $ns}
----
-# OLM installs operators with the rights their CSVs ask for, so it holds them
-# all, as upstream's chart grants it.
-apiVersion: rbac.authorization.k8s.io/v1
-kind: ClusterRole
-metadata: {name: "system:controller:operator-lifecycle-manager"}
-rules:
-- {apiGroups: ["*"], resources: ["*"], verbs: ["*"]}
-- {nonResourceURLs: ["*"], verbs: ["*"]}
----
-apiVersion: rbac.authorization.k8s.io/v1
-kind: ClusterRoleBinding
-metadata: {name: olm-operator-binding-olm}
-roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: "system:controller:operator-lifecycle-manager"}
-subjects:
-- {kind: ServiceAccount, name: olm-operator-serviceaccount, namespace: $ns}
----
-apiVersion: apps/v1
-kind: Deployment
-metadata: {name: olm-operator, namespace: $ns, labels: {app: olm-operator}}
-spec:
-  replicas: 1
-  selector: {matchLabels: {app: olm-operator}}
-  template:
-    metadata: {labels: {app: olm-operator}}
-    spec:
-      serviceAccountName: olm-operator-serviceaccount
-      securityContext: {runAsNonRoot: true, runAsUser: 65532, seccompProfile: {type: RuntimeDefault}}
-      containers:
-      - name: olm-operator
-        image: $olm_image
-        imagePullPolicy: IfNotPresent
-        command: [/usr/bin/olm]
-        args: [--namespace, \$(OPERATOR_NAMESPACE), --writeStatusName, ""]
-        env:
-        - {name: OPERATOR_NAMESPACE, valueFrom: {fieldRef: {fieldPath: metadata.namespace}}}
-        - {name: OPERATOR_NAME, value: olm-operator}
-        ports: [{name: metrics, containerPort: 8080}]
-        readinessProbe: {httpGet: {path: /healthz, port: 8080}, periodSeconds: 2}
-        resources: {requests: {cpu: 10m, memory: 160Mi}}
-        securityContext: {allowPrivilegeEscalation: false, capabilities: {drop: [ALL]}}
----
-apiVersion: apps/v1
-kind: Deployment
-metadata: {name: catalog-operator, namespace: $ns, labels: {app: catalog-operator}}
-spec:
-  replicas: 1
-  selector: {matchLabels: {app: catalog-operator}}
-  template:
-    metadata: {labels: {app: catalog-operator}}
-    spec:
-      serviceAccountName: olm-operator-serviceaccount
-      securityContext: {runAsNonRoot: true, runAsUser: 65532, seccompProfile: {type: RuntimeDefault}}
-      containers:
-      - name: catalog-operator
-        image: $olm_image
-        imagePullPolicy: IfNotPresent
-        command: [/usr/bin/catalog]
-        # The bundle unpack Jobs run opm from the catalog image and copy cpb
-        # with /bin/cp from the OLM image, as upstream's images do.
-        args:
-        - --namespace=$ns
-        - --opmImage=$catalog_image
-        - --util-image=$olm_image
-        - --set-workload-user-id=true
-        ports: [{name: metrics, containerPort: 8080}]
-        readinessProbe: {httpGet: {path: /healthz, port: 8080}, periodSeconds: 2}
-        resources: {requests: {cpu: 10m, memory: 80Mi}}
-        securityContext: {allowPrivilegeEscalation: false, capabilities: {drop: [ALL]}}
----
-apiVersion: operators.coreos.com/v1
-kind: OperatorGroup
-metadata: {name: global-operators, namespace: operators}
----
+	local olm_image=$1 catalog_image=$2 work
+	work=$(mktemp -d)
+	# shellcheck disable=SC2064 # the directory is known now
+	trap "rm -rf '$work'" RETURN
+	cp "$(module_dir)/deploy/upstream/quickstart/olm.yaml" "$work/olm.yaml"
+	cat >"$work/kustomization.yaml" <<EOF
+resources: [olm.yaml, catalogsource.yaml]
+patches:
+- patch: |
+    \$patch: delete
+    apiVersion: operators.coreos.com/v1alpha1
+    kind: ClusterServiceVersion
+    metadata: {name: packageserver, namespace: $ns}
+- patch: |
+    \$patch: delete
+    apiVersion: operators.coreos.com/v1alpha1
+    kind: CatalogSource
+    metadata: {name: operatorhubio-catalog, namespace: $ns}
+- target: {kind: Deployment}
+  patch: |
+    - {op: replace, path: /spec/template/spec/containers/0/image, value: $olm_image}
+    - op: add
+      path: /spec/template/spec/securityContext
+      value: {runAsNonRoot: true, runAsUser: 65532, seccompProfile: {type: RuntimeDefault}}
+    - op: add
+      path: /spec/template/spec/containers/0/securityContext
+      value: {allowPrivilegeEscalation: false, capabilities: {drop: [ALL]}}
+    - {op: add, path: /spec/template/spec/containers/0/readinessProbe/periodSeconds, value: 2}
+    # Upstream's liveness probe restarts an operator that misses /healthz
+    # three times 10 s apart from its start, as a busy 2-core machine may
+    # make it: a restart only delays every install that waits on it, and
+    # a stuck operator shows in this script's waits and in kubectl.
+    - {op: remove, path: /spec/template/spec/containers/0/livenessProbe}
+# The bundle unpack Jobs run opm from the catalog image and copy cpb with
+# /bin/cp from the OLM image, as upstream's images do.
+- target: {kind: Deployment, name: catalog-operator}
+  patch: |
+    - op: replace
+      path: /spec/template/spec/containers/0/args
+      value: [--namespace=$ns, --opmImage=$catalog_image, --util-image=$olm_image, --set-workload-user-id=true]
+EOF
+	cat >"$work/catalogsource.yaml" <<EOF
 apiVersion: operators.coreos.com/v1alpha1
 kind: CatalogSource
 metadata: {name: $catalog_source, namespace: $ns}
@@ -199,6 +160,7 @@ spec:
   publisher: operator-workshops
   grpcPodConfig: {securityContextConfig: restricted}
 EOF
+	kubectl kustomize "$work"
 }
 
 # catalog_state prints the CatalogSource's connection state (READY when OLM

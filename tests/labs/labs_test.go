@@ -89,12 +89,18 @@ func labFiles(t *testing.T) (string, []string) {
 }
 
 func runLab(t *testing.T, root, lab string) {
+	cluster.HoldHost(t)
 	name := "lab-" + strings.TrimSuffix(filepath.Base(lab), ".md")
 	file := filepath.Join("labs", filepath.Base(lab))
 	// make lab-start, in a lab with tasks, copies their starters into a
 	// directory of the test's own, never into a developer's
 	// labs/tasks/work: LAB_WORK (tasks.go).
+	// Of the provider's own too: make test runs labs on kind beside the
+	// same labs on the local cluster.
 	work := filepath.Join(defaultWork, "test-"+name)
+	if os.Getenv("E2E_PROVIDER") == "kind" {
+		work = filepath.Join(defaultWork, "test-kind-"+name)
+	}
 	env := append(learnerEnv(cluster.Env(root, filepath.Join(t.TempDir(), "kubeconfig"), filepath.Join(t.TempDir(), "kubectl-cache"))),
 		"CLUSTER_NAME="+name, "LAB_WORK="+work)
 	removeWork := func() {

@@ -54,6 +54,10 @@ func TestMain(m *testing.M) {
 		panic(err)
 	}
 	kubeconfig = filepath.Join(dir, "kubeconfig")
+	release, err := cluster.LockHost(func(format string, args ...any) { fmt.Fprintf(os.Stderr, format+"\n", args...) })
+	if err != nil {
+		panic(err)
+	}
 	code := m.Run()
 	root, err := testenv.RepoRoot()
 	if err != nil {
@@ -69,6 +73,7 @@ func TestMain(m *testing.M) {
 	} else {
 		ran["make cluster-down"] = true
 	}
+	release()
 	_ = os.RemoveAll(dir)
 	// Every command the README shows ran, unless it says why not; only a
 	// whole, passing run can tell.

@@ -1,0 +1,47 @@
+package cluster
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"syscall"
+	"testing"
+)
+
+// HostLockFile is the lock of the steps that run a learner's commands on
+// this machine itself: operators started with go run on their default ports
+// (8081 to 8084, lab 7's metrics on 8080) and files of fixed names in /tmp,
+// as a learner's shell would. make test runs labs on kind beside the labs
+// and the README on the local cluster: one such step at a time.
+var HostLockFile = filepath.Join(os.TempDir(), "workshop-host-steps.lock")
+
+// LockHost takes the host lock, waiting for another run that holds it and
+// saying so through logf; release gives it back.
+func LockHost(logf func(format string, args ...any)) (release func(), err error) {
+	f, err := os.OpenFile(HostLockFile, os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	fd := int(f.Fd())
+	if err := syscall.Flock(fd, syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		logf("waiting for %s: another run's lab or README steps use this machine's ports and /tmp files", HostLockFile)
+		if err := syscall.Flock(fd, syscall.LOCK_EX); err != nil {
+			_ = f.Close()
+			return nil, fmt.Errorf("lock %s: %w", HostLockFile, err)
+		}
+	}
+	return func() {
+		_ = syscall.Flock(fd, syscall.LOCK_UN)
+		_ = f.Close()
+	}, nil
+}
+
+// HoldHost takes the host lock for the rest of t.
+func HoldHost(t testing.TB) {
+	t.Helper()
+	release, err := LockHost(t.Logf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(release)
+}
