@@ -408,10 +408,10 @@ func TestDeployImageThenUndeploy(t *testing.T) {
 }
 
 // make release writes each operator's install manifest and image, which is
-// all a cluster admin needs: on a cluster that has the image (loaded here;
-// pulled from the registry elsewhere), kubectl apply of the manifest installs
-// the operator, running the image by the digest the release computed, and a
-// Gordon becomes Ready through it.
+// all a cluster admin needs: on a cluster that has the images (loaded here;
+// pulled from the registry elsewhere), kubectl apply of each manifest
+// installs the operator, running the image by the digest the release
+// computed, and a CR of each kind becomes Ready through it.
 func TestReleaseManifestInstalls(t *testing.T) {
 	needDeployed(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
@@ -435,23 +435,32 @@ func TestReleaseManifestInstalls(t *testing.T) {
 			}
 		}
 	}
-	manifest, err := os.ReadFile(filepath.Join(dist, "gordon.yaml"))
-	if err != nil {
-		t.Fatal(err)
+	// Each operator's manifest, applied as the README shows, over what
+	// make deploy installed: the release's image by digest runs, and a CR
+	// of each kind becomes Ready through it.
+	for _, d := range namespaced[:4] {
+		manifest, err := os.ReadFile(filepath.Join(dist, d.spec+".yaml"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		image := regexp.MustCompile(`(?m)^ +image: (ghcr.io/operator-workshops/` + d.spec + `-operator@sha256:[0-9a-f]{64})$`).FindSubmatch(manifest)
+		if image == nil {
+			t.Fatalf("%s.yaml names no %s-operator image by digest", d.spec, d.spec)
+		}
+		load(ctx, t, filepath.Join(dist, "images", d.spec+"-operator.tar"))
+		kubectl(t, time.Minute, "apply", "--server-side", "-f", filepath.Join(dist, d.spec+".yaml"))
+		kubectl(t, 4*time.Minute, "rollout", "status", "-n", d.namespace, "deployment/"+d.name, "--timeout=3m")
+		if got := kubectl(t, time.Minute, "get", "deployment", "-n", d.namespace, d.name, "-o", "jsonpath={.spec.template.spec.containers[0].image}"); got != string(image[1]) {
+			t.Errorf("%s runs %s, want the release's %s", d.name, got, image[1])
+		}
 	}
-	image := regexp.MustCompile(`(?m)^ +image: (ghcr.io/operator-workshops/gordon-operator@sha256:[0-9a-f]{64})$`).FindSubmatch(manifest)
-	if image == nil {
-		t.Fatalf("gordon.yaml names no gordon-operator image by digest:\n%s", manifest)
-	}
-	load(ctx, t, filepath.Join(dist, "images/gordon-operator.tar"))
-	const ns, name = "gordon-operator-system", "gordon-operator"
-	kubectl(t, time.Minute, "apply", "--server-side", "-f", filepath.Join(dist, "gordon.yaml"))
-	kubectl(t, 4*time.Minute, "rollout", "status", "-n", ns, "deployment/"+name, "--timeout=3m")
-	checkRunning(t, []deployment{{"gordon", ns, name}})
-	if got := kubectl(t, time.Minute, "get", "deployment", "-n", ns, name, "-o", "jsonpath={.spec.template.spec.containers[0].image}"); got != string(image[1]) {
-		t.Errorf("the operator runs %s, want the release's %s", got, image[1])
-	}
-	checkCRs(t, []cr{{"a Gordon", "default", gordonSample, "gordon/gordoncluster"}}, nil)
+	checkRunning(t, namespaced[:4])
+	checkCRs(t, []cr{
+		{"a mysql Database", "default", databaseSample, "database/mysql-db"},
+		{"a Gordon", "default", gordonSample, "gordon/gordoncluster"},
+		{"the homework's MySQL", "default", mysqlSample, "mysql/mysql-instance"},
+		{"an EtcdCluster", "etc", etcdSample, "etcdcluster/example-etcd-cluster"},
+	}, nil)
 }
 
 // load puts an image archive on the node that runs containers, named by tag
@@ -539,4 +548,30 @@ func TestUpgradeFromPreviousReleaseKeepsData(t *testing.T) {
 			t.Errorf("after the upgrade the table kept holds %q, want the row written before it", got)
 		}
 	})
+}
+
+// make uninstall, last: every CRD goes, and with it every custom resource
+// (a Gordon no operator serves, here), while the operators still run; then
+// the API server serves none of the four kinds.
+func TestUninstallDeletesTheCRDs(t *testing.T) {
+	needDeployed(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	ns := namespace(t)
+	kubectl(t, time.Minute, "apply", "-n", ns, "-f", filepath.Join(suite.Root, gordonSample))
+	if out, err := suite.Run(ctx, "make", "uninstall"); err != nil {
+		t.Fatalf("make uninstall: %v\n%s", err, out)
+	}
+	crds := kubectl(t, time.Minute, "get", "crd", "-o", "name")
+	for _, group := range []string{"zalando.org", "otus.homework", "etcd.database.coreos.com", "operator.prgcont.cz"} {
+		if strings.Contains(crds, "."+group+"\n") || strings.HasSuffix(crds, "."+group) {
+			t.Errorf("after make uninstall a CRD of %s is left:\n%s", group, crds)
+		}
+	}
+	// kubectl says it one way or the other, as its discovery cache knew the
+	// kind or not.
+	if out, err := suite.Run(ctx, "kubectl", "get", "gordons", "-n", ns); err == nil ||
+		!strings.Contains(out, "the server doesn't have a resource type") && !strings.Contains(out, "the server could not find the requested resource") {
+		t.Errorf("after make uninstall, kubectl get gordons: %v\n%s", err, out)
+	}
 }
