@@ -93,13 +93,6 @@ missing() {
 	[ -d /sys/fs/cgroup/memory ] || [ -f /sys/fs/cgroup/cgroup.controllers ] || echo "cgroups"
 }
 
-# alive PIDFILE NAME: the process of PIDFILE runs and is NAME.
-alive() {
-	local pid
-	pid=$(cat "$1" 2>/dev/null) || return 1
-	grep -q "$2" "/proc/$pid/cmdline" 2>/dev/null
-}
-
 # stop PIDFILE NAME: SIGTERM, then SIGKILL after ten seconds.
 stop() {
 	local pid tries=100

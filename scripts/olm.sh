@@ -72,12 +72,6 @@ mirror=${OLM_MIRROR:-$default_mirror}
 # shellcheck source=scripts/wait.sh
 . "$root/scripts/wait.sh"
 
-alive() {
-	local pid
-	pid=$(cat "$1" 2>/dev/null) || return 1
-	grep -q "$2" "/proc/$pid/cmdline" 2>/dev/null
-}
-
 # module_dir prints where Go keeps the OLM module scripts/tools/olm pins.
 module_dir() {
 	(cd "$root/scripts/tools/olm" && GOWORK=off go list -m -f '{{.Dir}}' github.com/operator-framework/operator-lifecycle-manager)

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Waiting helpers shared by the scripts that source this file (cluster.sh,
-# node.sh, olm.sh, build-tools.sh, run.sh), which define say, and die for
-# wait_until, first.
+# Waiting and process helpers shared by the scripts that source this file
+# (cluster.sh, node.sh, olm.sh, build-tools.sh, run.sh), which define say, and
+# die for wait_until, first.
 
 # poll SECONDS COMMAND...: runs COMMAND every half second until it succeeds;
 # fails after SECONDS.
@@ -42,4 +42,12 @@ progress() {
 	wait "$progressing" || status=$?
 	progressing=
 	return $status
+}
+
+# alive PIDFILE NAME: the process of PIDFILE runs and is NAME (node.sh's
+# containerd, kubelet and kube-proxy, olm.sh's registry).
+alive() {
+	local pid
+	pid=$(cat "$1" 2>/dev/null) || return 1
+	grep -q "$2" "/proc/$pid/cmdline" 2>/dev/null
 }
