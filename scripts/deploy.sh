@@ -90,25 +90,23 @@ esac
 name=$1
 shift
 version=$(cat "$root/catalog/VERSION")
+context=$(kubectl config current-context 2>/dev/null || echo "$name")
+nodes=$root/scripts/node.sh
+[ "$context" != "kind-$name" ] || nodes=$root/scripts/kind.sh
 # Per cluster (kubectl's context: a kind cluster and a local one may share a
 # name): deploys to clusters side by side never write the same file.
-out=${BIN:-$root/bin}/deploy/$(kubectl config current-context 2>/dev/null || echo "$name")
+out=${BIN:-$root/bin}/deploy/$context
 declare -A images
 for spec in "$@"; do
 	op=${spec%%:*}
 	[ -z "${images[$op]:-}" ] || continue
 	digest=$(PLATFORMS=linux/$(go env GOARCH) "$root/scripts/release.sh" image "$op" "$out/$op-operator.tar" "$registry/$op-operator:v$version")
 	images[$op]=$registry/$op-operator@$digest
-	if [ "$(kubectl config current-context 2>/dev/null)" = "kind-$name" ]; then
-		"$root/scripts/kind.sh" load "$name" "$out/$op-operator.tar"
-	else
-		"$root/scripts/node.sh" load "$name" "$out/$op-operator.tar"
-	fi
+	"$nodes" load "$name" "$out/$op-operator.tar"
 done
 # The placement policy sends a pod whose image has no stand-in on the real
 # node to the fake ones: these have one now.
-[ "$(kubectl config current-context 2>/dev/null)" = "kind-$name" ] ||
-	"$root/scripts/node.sh" admit "$name" "$registry/" >/dev/null
+[ "$context" = "kind-$name" ] || "$nodes" admit "$name" "$registry/" >/dev/null
 for spec in "$@"; do
 	op=${spec%%:*} variant=default
 	[[ $spec != *:* ]] || variant=${spec#*:}

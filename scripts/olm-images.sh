@@ -5,8 +5,9 @@
 # platform), each bundle's image (catalog/bundles/<package>/<version>,
 # labelled as its metadata/annotations.yaml says) and the catalog image (opm,
 # built from the operator-registry module catalog/gen pins, serving
-# catalog/index). scripts/images/mkimage writes each as a docker archive, which
-# `ctr images import` and `docker load` read.
+# catalog/index). scripts/images/mkimage writes each as an archive (a docker
+# archive, or an OCI one for the operators), which `ctr images import` and
+# `docker load` read.
 #
 # Images are named in REGISTRY (ghcr.io/operator-workshops), as the bundles and
 # the catalog name them. An operator has an image for every release of its

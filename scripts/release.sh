@@ -69,12 +69,13 @@ usage() {
 }
 
 # revision prints the commit the images are built from, marked when the
-# tree has changes it does not hold.
+# tree has changes it does not hold ($release_rev once release has asked git).
 revision() {
-	local rev
-	rev=$(git -C "$tree" rev-parse HEAD 2>/dev/null) || { echo unknown; return; }
-	if [ -n "$(git -C "$tree" status --porcelain --untracked-files=no 2>/dev/null)" ]; then rev+=-dirty; fi
-	echo "$rev"
+	[ -z "${release_rev:-}" ] || { echo "$release_rev"; return; }
+	local r
+	r=$(git -C "$tree" rev-parse HEAD 2>/dev/null) || { echo unknown; return; }
+	if [ -n "$(git -C "$tree" status --porcelain --untracked-files=no 2>/dev/null)" ]; then r+=-dirty; fi
+	echo "$r"
 }
 
 # image OPERATOR ARCHIVE VERSION TAG... builds the operator for each platform
@@ -166,6 +167,8 @@ release() {
 	command -v kubectl >/dev/null || die "kubectl is missing: make tools builds it into bin/"
 	rm -rf "$out"
 	mkdir -p "$out/images"
+	# Asked once: every image and manifest of the release names it.
+	release_rev=$(revision)
 	for op in "${operators[@]}"; do
 		digest=$(image "$op" "$out/images/$op-operator.tar" "$version" "$registry/$op-operator:v$version")
 		image=$registry/$op-operator@$digest
@@ -176,7 +179,7 @@ release() {
 			{
 				echo "# $op-operator $version ($variant): kubectl apply --server-side -f $file"
 				[ "$op/$variant" != etcd-cluster/default ] || echo "# It runs in, and serves, namespace etc: kubectl create namespace etc first."
-				echo "# Image $registry/$op-operator:v$version, by digest; built from $(revision)."
+				echo "# Image $registry/$op-operator:v$version, by digest; built from $release_rev."
 				manifest "$op" "$variant" "$image"
 			} >"$out/$file"
 		done

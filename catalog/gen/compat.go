@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"sort"
 	"strings"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -44,6 +43,7 @@ func crdChanges(old, cur *apiextensionsv1.CustomResourceDefinition) []string {
 			out = append(out, prefix+" "+f)
 		}
 	}
+	slices.Sort(out)
 	return out
 }
 
@@ -66,7 +66,7 @@ func schemaChanges(path string, old, cur *apiextensionsv1.JSONSchemaProps) []str
 		(cur.XPreserveUnknownFields == nil || !*cur.XPreserveUnknownFields) {
 		add("no longer keeps unknown fields")
 	}
-	for _, r := range slices.Sorted(maps.Keys(set(cur.Required))) {
+	for _, r := range cur.Required {
 		if !slices.Contains(old.Required, r) {
 			add("requires %s", r)
 		}
@@ -136,16 +136,7 @@ func schemaChanges(path string, old, cur *apiextensionsv1.JSONSchemaProps) []str
 		}
 		out = append(out, schemaChanges(path+".*", old.AdditionalProperties.Schema, c)...)
 	}
-	sort.Strings(out)
 	return out
-}
-
-func set(s []string) map[string]bool {
-	m := map[string]bool{}
-	for _, v := range s {
-		m[v] = true
-	}
-	return m
 }
 
 func toFloat(i *int64) *float64 {

@@ -375,7 +375,7 @@ func TestReleaseBundlesNameTheImageByDigest(t *testing.T) {
 	}
 	release := currentRelease(t)
 	for _, b := range committedBundles(t) {
-		if b.Release() != release {
+		if !generated(b, release) {
 			continue
 		}
 		var csv v1alpha1.ClusterServiceVersion

@@ -10,9 +10,10 @@
 // and is deleted, a CR outside the namespaced operators' namespace stays
 // untouched, and no request of theirs was refused; the same again with the
 // other three operators switched to config/cluster-wide. Then make release's
-// manifest installs gordon, and make deploy upgrades the mysql-backup
-// operator of the previous release (catalog/RELEASES) with a MySQL's data
-// kept.
+// manifests install the four operators, a CR of each kind Ready through them;
+// make deploy upgrades the mysql-backup operator of the previous release
+// (catalog/RELEASES) with a MySQL's data kept; and make uninstall, last,
+// deletes the CRDs.
 package deploy
 
 import (
@@ -383,7 +384,7 @@ func TestDeployImageThenUndeploy(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	const ns, name = "gordon-operator-system", "gordon-operator"
-	image := kubectl(t, time.Minute, "get", "deployment", "-n", ns, name, "-o", "jsonpath={.spec.template.spec.containers[0].image}")
+	image := deployedImage(t, ns, name)
 	if out, err := suite.Run(ctx, "make", "deploy", "DEPLOY=gordon", "IMG="+image); err != nil {
 		t.Fatalf("make deploy DEPLOY=gordon IMG=%s: %v\n%s", image, err, out)
 	} else if strings.Contains(out, "release.sh: built") {
@@ -450,7 +451,7 @@ func TestReleaseManifestInstalls(t *testing.T) {
 		load(ctx, t, filepath.Join(dist, "images", d.spec+"-operator.tar"))
 		kubectl(t, time.Minute, "apply", "--server-side", "-f", filepath.Join(dist, d.spec+".yaml"))
 		kubectl(t, 4*time.Minute, "rollout", "status", "-n", d.namespace, "deployment/"+d.name, "--timeout=3m")
-		if got := kubectl(t, time.Minute, "get", "deployment", "-n", d.namespace, d.name, "-o", "jsonpath={.spec.template.spec.containers[0].image}"); got != string(image[1]) {
+		if got := deployedImage(t, d.namespace, d.name); got != string(image[1]) {
 			t.Errorf("%s runs %s, want the release's %s", d.name, got, image[1])
 		}
 	}
@@ -461,6 +462,12 @@ func TestReleaseManifestInstalls(t *testing.T) {
 		{"the homework's MySQL", "default", mysqlSample, "mysql/mysql-instance"},
 		{"an EtcdCluster", "etc", etcdSample, "etcdcluster/example-etcd-cluster"},
 	}, nil)
+}
+
+// deployedImage is the image the operator's Deployment runs.
+func deployedImage(t *testing.T, ns, name string) string {
+	t.Helper()
+	return kubectl(t, time.Minute, "get", "deployment", "-n", ns, name, "-o", "jsonpath={.spec.template.spec.containers[0].image}")
 }
 
 // load puts an image archive on the node that runs containers, named by tag
@@ -525,10 +532,7 @@ func TestUpgradeFromPreviousReleaseKeepsData(t *testing.T) {
 		t.Fatalf("applying release %s's manifest: %v\n%s", previous, err, out)
 	}
 	kubectl(t, 4*time.Minute, "rollout", "status", "-n", ns, "deployment/"+name, "--timeout=3m")
-	image := func() string {
-		return kubectl(t, time.Minute, "get", "deployment", "-n", ns, name, "-o", "jsonpath={.spec.template.spec.containers[0].image}")
-	}
-	if got := image(); got != old {
+	if got := deployedImage(t, ns, name); got != old {
 		t.Fatalf("release %s's operator runs %s, want %s", previous, got, old)
 	}
 
@@ -540,7 +544,7 @@ func TestUpgradeFromPreviousReleaseKeepsData(t *testing.T) {
 		if out, err := suite.Run(ctx, "make", "deploy", "CLUSTER_NAME="+suite.Name(), "DEPLOY=mysql-backup"); err != nil {
 			t.Fatalf("make deploy DEPLOY=mysql-backup: %v\n%s", err, out)
 		}
-		if got := image(); got == old || !strings.HasPrefix(got, repo+"@sha256:") {
+		if got := deployedImage(t, ns, name); got == old || !strings.HasPrefix(got, repo+"@sha256:") {
 			t.Fatalf("after make deploy the operator runs %s, want this tree's image by digest (not %s)", got, old)
 		}
 		kubectl(t, 6*time.Minute, "wait", "-n", "default", "--for=condition=Ready", "mysql/mysql-instance", "--timeout=5m")
