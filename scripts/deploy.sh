@@ -54,7 +54,14 @@ apply() {
 	# shellcheck disable=SC2046 # a name a line
 	kubectl wait --for=condition=Established --timeout=60s \
 		$(awk '/^kind: CustomResourceDefinition$/{c=1} c && /^  name: /{print "crd/" $2; c=0}' <<<"$manifests") >/dev/null
-	kubectl -n "$ns" rollout status "deployment/$op-operator" --timeout=3m >/dev/null
+	if ! kubectl -n "$ns" rollout status "deployment/$op-operator" --timeout=3m >/dev/null; then
+		# What kubectl describe would show of it: where its pods are stuck.
+		say "$op-operator did not roll out in 3 minutes; its pods and namespace $ns's events:"
+		kubectl -n "$ns" get pods -o wide -l "app.kubernetes.io/name=$op-operator" >&2 || true
+		kubectl -n "$ns" get events --sort-by=.lastTimestamp >&2 || true
+		kubectl -n "$ns" logs "deployment/$op-operator" --tail=20 >&2 || true
+		exit 1
+	fi
 	say "$op ($variant) runs $image in namespace $ns ($((SECONDS - start))s)"
 }
 

@@ -54,6 +54,10 @@ catalog_source=operator-workshops
 say() { echo "olm.sh: $*" >&2; }
 die() { say "$*"; exit 1; }
 
+# A directory of this run's own, removed when it exits, failed or not.
+scratch=$(mktemp -d)
+trap 'rm -rf "$scratch"' EXIT
+
 # On kind, the cluster's node is kind's, and kubectl's current context
 # names it; else the local cluster's own kubeconfig does.
 if [ "$(kubectl config current-context 2>/dev/null)" = "kind-$name" ]; then
@@ -103,9 +107,7 @@ start_registry() {
 # packagemanifests`, whose image nothing builds here).
 manifests() {
 	local olm_image=$1 catalog_image=$2 work
-	work=$(mktemp -d)
-	# shellcheck disable=SC2064 # the directory is known now
-	trap "rm -rf '$work'" RETURN
+	work=$(mktemp -d "$scratch/manifests.XXXXXX")
 	cp "$(module_dir)/deploy/upstream/quickstart/olm.yaml" "$work/olm.yaml"
 	cat >"$work/kustomization.yaml" <<EOF
 resources: [olm.yaml, catalogsource.yaml]

@@ -63,6 +63,10 @@ operators=(database mysql-backup etcd-cluster gordon)
 
 say() { echo "release.sh: $*" >&2; }
 die() { say "$*"; exit 1; }
+
+# A directory of this run's own, removed when it exits, failed or not.
+scratch=$(mktemp -d)
+trap 'rm -rf "$scratch"' EXIT
 usage() {
 	sed -n '/^# usage:/,/^set -euo/{/^set/d;s/^# \{0,1\}//;p}' "${BASH_SOURCE[0]}" >&2
 	exit 2
@@ -84,9 +88,7 @@ image() {
 	local op=$1 archive=$2 version=$3 work p arch args=() t start=$SECONDS
 	shift 3
 	[ -d "$tree/operators/$op/cmd" ] || die "no operator $op in $tree (operators: ${operators[*]})"
-	work=$(mktemp -d)
-	# shellcheck disable=SC2064 # the directory is known now
-	trap "rm -rf '$work'" RETURN
+	work=$(mktemp -d "$scratch/$op.XXXXXX")
 	for p in ${platforms//,/ }; do
 		[[ $p == linux/* ]] || die "PLATFORMS: $p: the operators run on linux/ARCH"
 		arch=${p#linux/}
