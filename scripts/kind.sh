@@ -97,10 +97,16 @@ node_image() {
 	read -r archive tag < <("$root/scripts/images.sh" kind-node)
 	# Load it again when Docker holds another build under the same name: an
 	# image's ID is the digest of its config, which the archive names.
-	if [ "$(docker image inspect -f '{{.Id}}' "$tag" 2>/dev/null)" != "$(tar -xOf "$archive" manifest.json | jq -r '.[0].Config')" ]; then
+	local previous
+	previous=$(docker image inspect -f '{{.Id}}' "$tag" 2>/dev/null || true)
+	if [ "$previous" != "$(tar -xOf "$archive" manifest.json | jq -r '.[0].Config')" ]; then
 		local start=$SECONDS
 		docker load -i "$archive" >/dev/null
 		say "loaded $tag into Docker in $((SECONDS - start))s"
+		# The build it replaces under that name (a gigabyte) goes, unless
+		# a cluster's node still runs it.
+		[ -z "$previous" ] || docker image rm "$previous" >/dev/null 2>&1 ||
+			say "the previous $tag ($previous) stays: a kind cluster's node runs it"
 	fi
 	echo "$tag"
 }

@@ -82,19 +82,13 @@ build_operator() {
 	PLATFORMS=$platform "$root/scripts/release.sh" image "$op" "$out/$op-operator.tar" "${tags[@]}" >/dev/null
 }
 
+# build_bundle DIR builds the image of the catalog's bundle DIR (relative to
+# catalog/), named as the catalog names it.
 build_bundle() {
-	local dir=$1 pkg version stage labels=() key value
-	pkg=$(basename "$(dirname "$dir")")
-	version=$(basename "$dir")
-	stage=$work/stage/$pkg-bundle-$version
-	rm -rf "$stage"
-	mkdir -p "$stage"
-	cp -r "$root/catalog/$dir/manifests" "$root/catalog/$dir/metadata" "$stage/"
-	while read -r key value; do
-		labels+=(--label "${key%:}=$value")
-	done < <(sed -n 's/^  \(operators\.operatorframework\.io\.[^ ]*\) \(.*\)$/\1 \2/p' "$root/catalog/$dir/metadata/annotations.yaml")
-	[ ${#labels[@]} -ge 6 ] || die "catalog/$dir/metadata/annotations.yaml: found ${#labels[@]} bundle labels, want 6"
-	mkimage --out "$out/$pkg-bundle-$version.tar" --layer "$stage" "${labels[@]}" --tag "$registry/$pkg-bundle:v$version"
+	local pkg version
+	pkg=$(basename "$(dirname "$1")")
+	version=$(basename "$1")
+	"$root/scripts/release.sh" bundle-image "$root/catalog/$1" "$out/$pkg-bundle-$version.tar" "$registry/$pkg-bundle:v$version"
 }
 
 build_catalog() {

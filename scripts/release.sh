@@ -16,6 +16,11 @@
 #                           too), as make bundle writes it into catalog/, with
 #                           the operator's image by digest in the Deployment and
 #                           relatedImages, and the release's time as createdAt
+#   images/OP-bundle-VERSION.tar  that bundle's image, REGISTRY/OP-bundle:vVERSION
+#                           as the catalog names it (etcd-cluster's
+#                           VERSION-clusterwide too), labelled as its
+#                           metadata/annotations.yaml says, for a catalog of
+#                           the admin's own; a docker archive
 #   SHA256SUMS              every file's checksum
 #
 # in OUT. `kubectl apply --server-side -f OUT/gordon.yaml` installs gordon on
@@ -26,6 +31,7 @@
 #
 # usage: scripts/release.sh VERSION [OUT]
 #        scripts/release.sh image OPERATOR ARCHIVE TAG...
+#        scripts/release.sh bundle-image BUNDLE ARCHIVE TAG
 #        scripts/release.sh push [OUT]
 #        scripts/release.sh manifest OPERATOR VARIANT IMAGE
 #        scripts/release.sh import-flags ARCHIVE
@@ -34,6 +40,9 @@
 #   OUT       the directory to write (dist)
 #   image     build only OPERATOR's image into ARCHIVE, named TAG...; print
 #             its digest (make images, make deploy)
+#   bundle-image  build the image of the OLM bundle in directory BUNDLE
+#             (its manifests/ and metadata/) into ARCHIVE, named TAG
+#             (make images, for the catalog's bundles)
 #   push      push the images of OUT (dist) to the registry their names
 #             say, every platform (docker login first)
 #   manifest  print the install manifest of OPERATOR's config/VARIANT
@@ -99,8 +108,7 @@ image() {
 	done
 	for t in "$@"; do args+=(--tag "$t"); done
 	mkdir -p "$(dirname "$archive")"
-	(cd "$root/scripts/images" && GOWORK=off go build -trimpath -o "$work/mkimage" ./mkimage)
-	"$work/mkimage" --out "$archive" --digest-file "$work/digest" "${args[@]}" \
+	mkimage --out "$archive" --digest-file "$work/digest" "${args[@]}" \
 		--entrypoint /manager --user 65532:65532 \
 		--label "org.opencontainers.image.title=$op-operator" \
 		--label "org.opencontainers.image.source=$source_url" \
@@ -109,6 +117,29 @@ image() {
 		--label "org.opencontainers.image.licenses=Apache-2.0"
 	say "built $op-operator for $platforms in $((SECONDS - start))s"
 	cat "$work/digest"
+}
+
+# mkimage runs scripts/images/mkimage, built once per run (from Go's cache
+# after the first time), so that it is never stale.
+mkimage() {
+	[ -x "$scratch/mkimage" ] || (cd "$root/scripts/images" && GOWORK=off go build -trimpath -o "$scratch/mkimage" ./mkimage)
+	"$scratch/mkimage" "$@"
+}
+
+# bundle_image BUNDLE ARCHIVE TAG builds the image of the OLM bundle in
+# directory BUNDLE: its manifests/ and metadata/, labelled as its
+# metadata/annotations.yaml says (opm and OLM read the labels).
+bundle_image() {
+	local dir=$1 archive=$2 tag=$3 stage labels=() key value
+	[ -f "$dir/metadata/annotations.yaml" ] || die "$dir: not a bundle (no metadata/annotations.yaml)"
+	stage=$(mktemp -d "$scratch/bundle.XXXXXX")
+	cp -r "$dir/manifests" "$dir/metadata" "$stage/"
+	while read -r key value; do
+		labels+=(--label "${key%:}=$value")
+	done < <(sed -n 's/^  \(operators\.operatorframework\.io\.[^ ]*\) \(.*\)$/\1 \2/p' "$dir/metadata/annotations.yaml")
+	[ ${#labels[@]} -ge 6 ] || die "$dir/metadata/annotations.yaml: found ${#labels[@]} bundle labels, want 6"
+	mkdir -p "$(dirname "$archive")"
+	mkimage --out "$archive" --layer "$stage" "${labels[@]}" --tag "$tag"
 }
 
 # released VERSION prints the commit catalog/RELEASES records for VERSION.
@@ -162,7 +193,7 @@ manifest() {
 }
 
 release() {
-	local version=$1 out=$2 op digest image variant file sums gen=() start=$SECONDS
+	local version=$1 out=$2 op digest image variant file sums gen=() dir pkg v start=$SECONDS
 	[[ $version =~ ^[0-9]+\.[0-9]+\.[0-9]+$ ]] || die "VERSION=$version: want x.y.z (make release VERSION=$(cat "$root/catalog/VERSION"))"
 	[ "$version" = "$(cat "$root/catalog/VERSION")" ] ||
 		die "VERSION=$version, but the tree is release $(cat "$root/catalog/VERSION") (catalog/VERSION): to release $version, bump catalog/VERSION and list its bundles in catalog/template.yaml, then make generate (CONTRIBUTING.md, Releasing)"
@@ -188,6 +219,11 @@ release() {
 	done
 	(cd "$root/catalog/gen" && GOWORK=off go run -tags containers_image_openpgp . -root "$root" -registry "$registry" \
 		-out "$out" -created-at "$(date -u +%Y-%m-%dT%H:%M:%SZ)" "${gen[@]}" bundle) >&2
+	# Named as the catalog names them (catalog/template.yaml).
+	for dir in "$out"/bundles/*/"$version"*; do
+		pkg=$(basename "$(dirname "$dir")") v=$(basename "$dir")
+		bundle_image "$dir" "$out/images/$pkg-bundle-$v.tar" "$registry/$pkg-bundle:v$v"
+	done
 	sums=$(cd "$out" && find . -type f | sed 's|^\./||' | sort | xargs sha256sum)
 	echo "$sums" >"$out/SHA256SUMS"
 	say "release $version in $out ($((SECONDS - start))s):"
@@ -196,6 +232,10 @@ release() {
 
 [ $# -ge 1 ] || usage
 case $1 in
+bundle-image)
+	[ $# = 4 ] || usage
+	bundle_image "$2" "$3" "$4"
+	;;
 image)
 	[ $# -ge 4 ] || usage
 	image "$2" "$3" "$(cat "$tree/catalog/VERSION")" "${@:4}"

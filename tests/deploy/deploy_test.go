@@ -1,24 +1,27 @@
-// Package deploy installs the operators as their shipped manifests say, the
-// way a cluster admin does without OLM: make deploy (scripts/deploy.sh)
-// applies each operator's config/default (namespaced: database, gordon and
-// mysql-backup serve namespace default, the etcd operator its own namespace
-// etc) and the etcd operator's config/cluster-wide on a cluster of its own
-// ("deploy"): a local one with the machine's real node, or with
-// E2E_PROVIDER=kind a kind cluster, where each operator runs as a pod of its
-// image, built without a daemon, under its own ServiceAccount and generated
-// RBAC. Then a CR of each kind becomes Ready through the deployed operators
-// and is deleted, a CR outside the namespaced operators' namespace stays
-// untouched, and no request of theirs was refused; the same again with the
-// other three operators switched to config/cluster-wide. Then make release's
-// manifests install the four operators, a CR of each kind Ready through them;
-// make deploy upgrades the mysql-backup operator of the previous release
-// (catalog/RELEASES) with a MySQL's data kept; and make uninstall, last,
-// deletes the CRDs.
+// Package deploy installs the operators as a cluster admin does without
+// OLM, on a cluster of its own ("deploy"): a local one with the machine's
+// real node, or with E2E_PROVIDER=kind a kind cluster. On the fresh cluster,
+// make release's manifests (each operator's config/default, namespaced:
+// database, gordon and mysql-backup serve namespace default, the etcd
+// operator its own namespace etc; and the etcd operator's config/cluster-wide
+// beside it) install each operator as a pod of its released image, by
+// digest, built without a daemon, under its own ServiceAccount and generated
+// RBAC. Then a CR of each kind becomes Ready through them and is deleted, a
+// CR outside the namespaced operators' namespace stays untouched, and no
+// request of theirs was refused; make deploy builds the same images and
+// changes nothing; the other three operators switched to config/cluster-wide
+// by make deploy serve another namespace; make deploy upgrades the
+// mysql-backup operator of the previous release (catalog/RELEASES) with a
+// MySQL's data kept; and make uninstall, last, deletes the CRDs.
 package deploy
 
 import (
+	"archive/tar"
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -39,14 +42,20 @@ var (
 	suite   *cluster.Suite
 	// skip is why the operators cannot be deployed here; empty when they can.
 	skip string
+	// dist is where make release writes the release TestMain installs.
+	dist string
 )
+
+// operators are the four operators a release holds.
+var operators = []string{"database", "mysql-backup", "etcd-cluster", "gordon"}
 
 // deployment is an operator as one variant of its manifests installs it: the
 // operator[:variant] make deploy takes, the namespace it runs in and its
 // Deployment's name.
 type deployment struct{ spec, namespace, name string }
 
-// namespaced is what TestMain deploys: every operator's config/default, and
+// namespaced is what TestMain installs from the release, and what README.md's
+// make deploy applies: every operator's config/default, and
 // the etcd operator's config/cluster-wide beside it (that one acts on
 // annotated clusters only, so the two never share one).
 var namespaced = []deployment{
@@ -89,6 +98,10 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
+	if dist, err = os.MkdirTemp("", "deploy-dist-"); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
 	testEnv = env.NewWithConfig(envconf.New())
 	testEnv.Setup(suite.Setup(), func(ctx context.Context, cfg *envconf.Config) (context.Context, error) {
 		if suite.Provider == cluster.Kubeconfig {
@@ -109,10 +122,69 @@ func TestMain(m *testing.M) {
 				return ctx, fmt.Errorf("README.md does not show %s", shown)
 			}
 		}
-		return ctx, deploy(ctx, namespaced)
+		return ctx, installRelease(ctx)
 	})
 	testEnv.Finish(suite.Finish())
-	os.Exit(testEnv.Run(m))
+	code := testEnv.Run(m)
+	_ = os.RemoveAll(dist)
+	os.Exit(code)
+}
+
+// installRelease installs the operators on the suite's fresh cluster as a
+// cluster admin does from a release: make release (for the host's platform
+// only: mkimage's unit tests cover the two-platform index) writes the
+// manifests and images into dist; each image is put on the node (a
+// registry serves it elsewhere), namespace etc created, as README.md says,
+// and each manifest of namespaced applied as README.md shows.
+func installRelease(ctx context.Context) error {
+	version, err := os.ReadFile(filepath.Join(suite.Root, "catalog", "VERSION"))
+	if err != nil {
+		return err
+	}
+	if out, err := suite.Run(ctx, "make", "release", "VERSION="+strings.TrimSpace(string(version)),
+		"PLATFORMS=linux/"+runtime.GOARCH, "RELEASE_DIR="+dist); err != nil {
+		return fmt.Errorf("make release: %w\n%s", err, out)
+	}
+	for _, op := range operators {
+		if out, err := load(ctx, filepath.Join(dist, "images", op+"-operator.tar")); err != nil {
+			return fmt.Errorf("loading %s's image: %w\n%s", op, err, out)
+		}
+	}
+	// On the local cluster, pods of images the real node has no stand-in
+	// for go to the fake nodes: the operators' have one now (make deploy
+	// says so too).
+	if suite.Provider != cluster.Kind {
+		if out, err := suite.Run(ctx, "scripts/node.sh", "admit", suite.Name(), "ghcr.io/operator-workshops/"); err != nil {
+			return fmt.Errorf("scripts/node.sh admit: %w\n%s", err, out)
+		}
+	}
+	if out, err := suite.Run(ctx, "kubectl", "create", "namespace", "etc"); err != nil {
+		return fmt.Errorf("kubectl create namespace etc: %w\n%s", err, out)
+	}
+	for _, d := range namespaced {
+		if out, err := suite.Run(ctx, "kubectl", "apply", "--server-side", "-f", manifest(d)); err != nil {
+			return fmt.Errorf("kubectl apply --server-side -f %s: %w\n%s", manifest(d), err, out)
+		}
+	}
+	for _, d := range namespaced {
+		if out, err := suite.Run(ctx, "kubectl", "rollout", "status", "-n", d.namespace, "deployment/"+d.name, "--timeout=3m"); err != nil {
+			return fmt.Errorf("%s from %s did not roll out: %w\n%s\n%s", d.name, manifest(d), err, out, stuck(ctx, d))
+		}
+	}
+	return nil
+}
+
+// manifest is the release's install manifest of the deployment d.
+func manifest(d deployment) string {
+	return filepath.Join(dist, strings.ReplaceAll(d.spec, ":", "-")+".yaml")
+}
+
+// stuck is what kubectl shows of d's pods and its namespace's events, for a
+// rollout that did not finish.
+func stuck(ctx context.Context, d deployment) string {
+	pods, _ := suite.Run(ctx, "kubectl", "get", "pods", "-o", "wide", "-n", d.namespace, "-l", "app.kubernetes.io/name="+d.name)
+	events, _ := suite.Run(ctx, "kubectl", "get", "events", "-n", d.namespace, "--sort-by=.lastTimestamp")
+	return pods + events
 }
 
 func needDeployed(t *testing.T) {
@@ -130,12 +202,101 @@ func kubectl(t *testing.T, timeout time.Duration, args ...string) string {
 	return suite.Kubectl(ctx, t, args...)
 }
 
-// Each operator runs as the pod its manifests describe: on the node that
-// runs containers, from the image scripts/olm-images.sh built, as its own
-// ServiceAccount.
+// Each operator runs as the pod its release manifest describes: on the node
+// that runs containers, from the image by the digest the manifest names, as
+// its own ServiceAccount.
 func TestOperatorsRunFromTheirManifests(t *testing.T) {
 	needDeployed(t)
 	checkRunning(t, namespaced)
+	for _, d := range namespaced {
+		if want, got := releasedImage(t, d), deployedImage(t, d.namespace, d.name); got != want {
+			t.Errorf("%s runs %s, want %s's %s", d.name, got, manifest(d), want)
+		}
+	}
+}
+
+// releasedImage is the image by digest the release's manifest of d names.
+func releasedImage(t *testing.T, d deployment) string {
+	t.Helper()
+	m, err := os.ReadFile(manifest(d))
+	if err != nil {
+		t.Fatal(err)
+	}
+	op := strings.SplitN(d.spec, ":", 2)[0]
+	image := regexp.MustCompile(`(?m)^ +image: (ghcr.io/operator-workshops/` + op + `-operator@sha256:[0-9a-f]{64})$`).FindSubmatch(m)
+	if image == nil {
+		t.Fatalf("%s names no %s-operator image by digest", manifest(d), op)
+	}
+	return string(image[1])
+}
+
+// make release wrote, beside the manifests and images TestMain installed,
+// each operator's cluster-wide manifest, its OLM bundle and the bundle's
+// image, labelled for OLM with its package.
+func TestReleaseWroteItsArtefacts(t *testing.T) {
+	needDeployed(t)
+	version, err := os.ReadFile(filepath.Join(suite.Root, "catalog", "VERSION"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := strings.TrimSpace(string(version))
+	for _, op := range operators {
+		for _, f := range []string{op + ".yaml", op + "-cluster-wide.yaml", "images/" + op + "-operator.tar",
+			"bundles/" + op + "/" + v + "/manifests/" + op + ".clusterserviceversion.yaml"} {
+			if _, err := os.Stat(filepath.Join(dist, f)); err != nil {
+				t.Errorf("make release wrote no %s: %v", f, err)
+			}
+		}
+		archive := filepath.Join(dist, "images", op+"-bundle-"+v+".tar")
+		labels, err := imageLabels(archive)
+		if err != nil {
+			t.Errorf("the bundle image of %s: %v", op, err)
+		} else if got := labels["operators.operatorframework.io.bundle.package.v1"]; got != op {
+			t.Errorf("%s is labelled the bundle of package %q, want %q", archive, got, op)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dist, "SHA256SUMS")); err != nil {
+		t.Errorf("make release wrote no SHA256SUMS: %v", err)
+	}
+}
+
+// imageLabels reads the labels of the image in a docker archive: its
+// manifest.json names the image's config.
+func imageLabels(archive string) (map[string]string, error) {
+	files := map[string][]byte{}
+	f, err := os.Open(archive)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = f.Close() }()
+	r := tar.NewReader(f)
+	for {
+		h, err := r.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		} else if err != nil {
+			return nil, err
+		}
+		// manifest.json and the config it names; not the layers.
+		if h.Size < 1<<20 {
+			if files[h.Name], err = io.ReadAll(r); err != nil {
+				return nil, err
+			}
+		}
+	}
+	var manifest []struct{ Config string }
+	if err := json.Unmarshal(files["manifest.json"], &manifest); err != nil {
+		return nil, fmt.Errorf("manifest.json: %w", err)
+	} else if len(manifest) != 1 {
+		return nil, fmt.Errorf("manifest.json names %d images, want one", len(manifest))
+	}
+	var config struct {
+		Config struct{ Labels map[string]string }
+	}
+	if err := json.Unmarshal(files[manifest[0].Config], &config); err != nil {
+		return nil, fmt.Errorf("the image's config %s: %w", manifest[0].Config, err)
+	}
+	return config.Config.Labels, nil
 }
 
 // A CR of each kind becomes Ready through the deployed operators, its
@@ -180,6 +341,34 @@ func TestCustomResourcesBecomeReady(t *testing.T) {
 func TestNoRequestWasForbidden(t *testing.T) {
 	needDeployed(t)
 	checkLogs(t, namespaced)
+}
+
+// make deploy, as README.md shows it, over the release TestMain installed:
+// it builds each operator's image as make release does, byte for byte (the
+// same digest), so every Deployment is left as it was and no operator
+// restarts.
+func TestMakeDeployBuildsTheReleasedImages(t *testing.T) {
+	needDeployed(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	generation := func(d deployment) string {
+		return kubectl(t, time.Minute, "get", "deployment", "-n", d.namespace, d.name, "-o", "jsonpath={.metadata.generation}")
+	}
+	before := map[string]string{}
+	for _, d := range namespaced {
+		before[d.spec] = generation(d)
+	}
+	if err := deploy(ctx, namespaced); err != nil {
+		t.Fatalf("%s: %v", makeDeploy(namespaced), err)
+	}
+	for _, d := range namespaced {
+		if want, got := releasedImage(t, d), deployedImage(t, d.namespace, d.name); got != want {
+			t.Errorf("after %s, %s runs %s, want the release's %s", makeDeploy(namespaced), d.name, got, want)
+		}
+		if got := generation(d); got != before[d.spec] {
+			t.Errorf("%s changed deployment %s/%s (generation %s, was %s)", makeDeploy(namespaced), d.namespace, d.name, got, before[d.spec])
+		}
+	}
 }
 
 // config/cluster-wide, applied over config/default as README.md shows: the
@@ -408,62 +597,6 @@ func TestDeployImageThenUndeploy(t *testing.T) {
 	kubectl(t, time.Minute, "get", "gordon", "-n", mine, "gordoncluster")
 }
 
-// make release writes each operator's install manifest and image, which is
-// all a cluster admin needs: on a cluster that has the images (loaded here;
-// pulled from the registry elsewhere), kubectl apply of each manifest
-// installs the operator, running the image by the digest the release
-// computed, and a CR of each kind becomes Ready through it.
-func TestReleaseManifestInstalls(t *testing.T) {
-	needDeployed(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
-	defer cancel()
-	dist := t.TempDir()
-	version, err := os.ReadFile(filepath.Join(suite.Root, "catalog", "VERSION"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	v := strings.TrimSpace(string(version))
-	// The host's platform only: a release builds linux/amd64 and
-	// linux/arm64, which the unit tests of mkimage cover.
-	if out, err := suite.Run(ctx, "make", "release", "VERSION="+v, "PLATFORMS=linux/"+runtime.GOARCH, "RELEASE_DIR="+dist); err != nil {
-		t.Fatalf("make release: %v\n%s", err, out)
-	}
-	for _, op := range []string{"database", "mysql-backup", "etcd-cluster", "gordon"} {
-		for _, f := range []string{op + ".yaml", op + "-cluster-wide.yaml", "images/" + op + "-operator.tar",
-			"bundles/" + op + "/" + v + "/manifests/" + op + ".clusterserviceversion.yaml"} {
-			if _, err := os.Stat(filepath.Join(dist, f)); err != nil {
-				t.Errorf("make release wrote no %s: %v", f, err)
-			}
-		}
-	}
-	// Each operator's manifest, applied as the README shows, over what
-	// make deploy installed: the release's image by digest runs, and a CR
-	// of each kind becomes Ready through it.
-	for _, d := range namespaced[:4] {
-		manifest, err := os.ReadFile(filepath.Join(dist, d.spec+".yaml"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		image := regexp.MustCompile(`(?m)^ +image: (ghcr.io/operator-workshops/` + d.spec + `-operator@sha256:[0-9a-f]{64})$`).FindSubmatch(manifest)
-		if image == nil {
-			t.Fatalf("%s.yaml names no %s-operator image by digest", d.spec, d.spec)
-		}
-		load(ctx, t, filepath.Join(dist, "images", d.spec+"-operator.tar"))
-		kubectl(t, time.Minute, "apply", "--server-side", "-f", filepath.Join(dist, d.spec+".yaml"))
-		kubectl(t, 4*time.Minute, "rollout", "status", "-n", d.namespace, "deployment/"+d.name, "--timeout=3m")
-		if got := deployedImage(t, d.namespace, d.name); got != string(image[1]) {
-			t.Errorf("%s runs %s, want the release's %s", d.name, got, image[1])
-		}
-	}
-	checkRunning(t, namespaced[:4])
-	checkCRs(t, []cr{
-		{"a mysql Database", "default", databaseSample, "database/mysql-db"},
-		{"a Gordon", "default", gordonSample, "gordon/gordoncluster"},
-		{"the homework's MySQL", "default", mysqlSample, "mysql/mysql-instance"},
-		{"an EtcdCluster", "etc", etcdSample, "etcdcluster/example-etcd-cluster"},
-	}, nil)
-}
-
 // deployedImage is the image the operator's Deployment runs.
 func deployedImage(t *testing.T, ns, name string) string {
 	t.Helper()
@@ -472,15 +605,12 @@ func deployedImage(t *testing.T, ns, name string) string {
 
 // load puts an image archive on the node that runs containers, named by tag
 // and digest, as a cluster would pull it.
-func load(ctx context.Context, t *testing.T, archive string) {
-	t.Helper()
+func load(ctx context.Context, archive string) (string, error) {
 	script := "scripts/node.sh"
 	if suite.Provider == cluster.Kind {
 		script = "scripts/kind.sh"
 	}
-	if out, err := suite.Run(ctx, script, "load", suite.Name(), archive); err != nil {
-		t.Fatalf("%s load %s: %v\n%s", script, archive, err, out)
-	}
+	return suite.Run(ctx, script, "load", suite.Name(), archive)
 }
 
 // releaseScript runs scripts/release.sh with args on the source tree tree
@@ -525,7 +655,9 @@ func TestUpgradeFromPreviousReleaseKeepsData(t *testing.T) {
 	const ns, name, repo = "mysql-backup-operator-system", "mysql-backup-operator", "ghcr.io/operator-workshops/mysql-backup-operator"
 	archive := filepath.Join(t.TempDir(), "mysql-backup-operator.tar")
 	old := repo + "@" + releaseScript(ctx, t, tree, "image", "mysql-backup", archive, repo+":v"+previous)
-	load(ctx, t, archive)
+	if out, err := load(ctx, archive); err != nil {
+		t.Fatalf("loading %s: %v\n%s", archive, err, out)
+	}
 	apply := suite.Command(ctx, "kubectl", "apply", "--server-side", "--force-conflicts", "-f", "-")
 	apply.Stdin = strings.NewReader(releaseScript(ctx, t, tree, "manifest", "mysql-backup", "default", old))
 	if out, err := apply.CombinedOutput(); err != nil {
