@@ -53,10 +53,10 @@ func run() error {
 		seed   bool
 	)
 	flag.IntVar(&sz.databases, "databases", 1000, "Databases to create")
-	flag.IntVar(&sz.mysqls, "mysqls", 200, "MySQLs to create")
-	flag.IntVar(&sz.etcds, "etcdclusters", 100, "EtcdClusters to create")
+	flag.IntVar(&sz.mysqls, "mysqls", 1000, "MySQLs to create")
+	flag.IntVar(&sz.etcds, "etcdclusters", 1000, "EtcdClusters to create")
 	flag.IntVar(&sz.etcdSize, "etcd-size", 3, "members of each EtcdCluster")
-	flag.IntVar(&sz.gordons, "gordons", 300, "Gordons to create")
+	flag.IntVar(&sz.gordons, "gordons", 1000, "Gordons to create")
 	flag.IntVar(&sz.gordonReplicas, "gordon-replicas", 3, "pods of each Gordon")
 	flag.StringVar(&only, "operators", "database,mysql-backup,etcd-cluster,gordon", "operators to measure, comma-separated")
 	flag.BoolVar(&seed, "seed", true, "also measure the workshop's Python gordon operator (needs python3-kubernetes)")
