@@ -84,12 +84,7 @@ build_operator() {
 
 # build_bundle DIR builds the image of the catalog's bundle DIR (relative to
 # catalog/), named as the catalog names it.
-build_bundle() {
-	local pkg version
-	pkg=$(basename "$(dirname "$1")")
-	version=$(basename "$1")
-	"$root/scripts/release.sh" bundle-image "$root/catalog/$1" "$out/$pkg-bundle-$version.tar" "$registry/$pkg-bundle:v$version"
-}
+build_bundle() { "$root/scripts/release.sh" bundle-image "$root/catalog/$1" "$out"; }
 
 build_catalog() {
 	local stage=$work/stage/catalog version start=$SECONDS

@@ -31,7 +31,7 @@
 #
 # usage: scripts/release.sh VERSION [OUT]
 #        scripts/release.sh image OPERATOR ARCHIVE TAG...
-#        scripts/release.sh bundle-image BUNDLE ARCHIVE TAG
+#        scripts/release.sh bundle-image BUNDLE DIR
 #        scripts/release.sh push [OUT]
 #        scripts/release.sh manifest OPERATOR VARIANT IMAGE
 #        scripts/release.sh import-flags ARCHIVE
@@ -41,7 +41,8 @@
 #   image     build only OPERATOR's image into ARCHIVE, named TAG...; print
 #             its digest (make images, make deploy)
 #   bundle-image  build the image of the OLM bundle in directory BUNDLE
-#             (its manifests/ and metadata/) into ARCHIVE, named TAG
+#             (PACKAGE/VERSION: its manifests/ and metadata/) into
+#             DIR/PACKAGE-bundle-VERSION.tar, named as the catalog names it
 #             (make images, for the catalog's bundles)
 #   push      push the images of OUT (dist) to the registry their names
 #             say, every platform (docker login first)
@@ -126,20 +127,23 @@ mkimage() {
 	"$scratch/mkimage" "$@"
 }
 
-# bundle_image BUNDLE ARCHIVE TAG builds the image of the OLM bundle in
-# directory BUNDLE: its manifests/ and metadata/, labelled as its
-# metadata/annotations.yaml says (opm and OLM read the labels).
+# bundle_image BUNDLE DIR builds the image of the OLM bundle in directory
+# BUNDLE (PACKAGE/VERSION): its manifests/ and metadata/, labelled as its
+# metadata/annotations.yaml says (opm and OLM read the labels), into
+# DIR/PACKAGE-bundle-VERSION.tar, named REGISTRY/PACKAGE-bundle:vVERSION as
+# the catalog names it (catalog/template.yaml).
 bundle_image() {
-	local dir=$1 archive=$2 tag=$3 stage labels=() key value
+	local dir=${1%/} pkg v stage labels=() key value
 	[ -f "$dir/metadata/annotations.yaml" ] || die "$dir: not a bundle (no metadata/annotations.yaml)"
+	pkg=$(basename "$(dirname "$dir")") v=$(basename "$dir")
 	stage=$(mktemp -d "$scratch/bundle.XXXXXX")
 	cp -r "$dir/manifests" "$dir/metadata" "$stage/"
 	while read -r key value; do
 		labels+=(--label "${key%:}=$value")
 	done < <(sed -n 's/^  \(operators\.operatorframework\.io\.[^ ]*\) \(.*\)$/\1 \2/p' "$dir/metadata/annotations.yaml")
 	[ ${#labels[@]} -ge 6 ] || die "$dir/metadata/annotations.yaml: found ${#labels[@]} bundle labels, want 6"
-	mkdir -p "$(dirname "$archive")"
-	mkimage --out "$archive" --layer "$stage" "${labels[@]}" --tag "$tag"
+	mkdir -p "$2"
+	mkimage --out "$2/$pkg-bundle-$v.tar" --layer "$stage" "${labels[@]}" --tag "$registry/$pkg-bundle:v$v"
 }
 
 # released VERSION prints the commit catalog/RELEASES records for VERSION.
@@ -193,7 +197,7 @@ manifest() {
 }
 
 release() {
-	local version=$1 out=$2 op digest image variant file sums gen=() dir pkg v start=$SECONDS
+	local version=$1 out=$2 op digest image variant file sums gen=() dir start=$SECONDS
 	[[ $version =~ ^[0-9]+\.[0-9]+\.[0-9]+$ ]] || die "VERSION=$version: want x.y.z (make release VERSION=$(cat "$root/catalog/VERSION"))"
 	[ "$version" = "$(cat "$root/catalog/VERSION")" ] ||
 		die "VERSION=$version, but the tree is release $(cat "$root/catalog/VERSION") (catalog/VERSION): to release $version, bump catalog/VERSION and list its bundles in catalog/template.yaml, then make generate (CONTRIBUTING.md, Releasing)"
@@ -219,11 +223,7 @@ release() {
 	done
 	(cd "$root/catalog/gen" && GOWORK=off go run -tags containers_image_openpgp . -root "$root" -registry "$registry" \
 		-out "$out" -created-at "$(date -u +%Y-%m-%dT%H:%M:%SZ)" "${gen[@]}" bundle) >&2
-	# Named as the catalog names them (catalog/template.yaml).
-	for dir in "$out"/bundles/*/"$version"*; do
-		pkg=$(basename "$(dirname "$dir")") v=$(basename "$dir")
-		bundle_image "$dir" "$out/images/$pkg-bundle-$v.tar" "$registry/$pkg-bundle:v$v"
-	done
+	for dir in "$out"/bundles/*/"$version"*; do bundle_image "$dir" "$out/images"; done
 	sums=$(cd "$out" && find . -type f | sed 's|^\./||' | sort | xargs sha256sum)
 	echo "$sums" >"$out/SHA256SUMS"
 	say "release $version in $out ($((SECONDS - start))s):"
@@ -233,8 +233,8 @@ release() {
 [ $# -ge 1 ] || usage
 case $1 in
 bundle-image)
-	[ $# = 4 ] || usage
-	bundle_image "$2" "$3" "$4"
+	[ $# = 3 ] || usage
+	bundle_image "$2" "$3"
 	;;
 image)
 	[ $# -ge 4 ] || usage

@@ -42,8 +42,9 @@ var (
 	suite   *cluster.Suite
 	// skip is why the operators cannot be deployed here; empty when they can.
 	skip string
-	// dist is where make release writes the release TestMain installs.
-	dist string
+	// dist is where make release writes the release TestMain installs,
+	// version its version (catalog/VERSION).
+	dist, version string
 )
 
 // operators are the four operators a release holds.
@@ -137,11 +138,12 @@ func TestMain(m *testing.M) {
 // registry serves it elsewhere), namespace etc created, as README.md says,
 // and each manifest of namespaced applied as README.md shows.
 func installRelease(ctx context.Context) error {
-	version, err := os.ReadFile(filepath.Join(suite.Root, "catalog", "VERSION"))
+	v, err := os.ReadFile(filepath.Join(suite.Root, "catalog", "VERSION"))
 	if err != nil {
 		return err
 	}
-	if out, err := suite.Run(ctx, "make", "release", "VERSION="+strings.TrimSpace(string(version)),
+	version = strings.TrimSpace(string(v))
+	if out, err := suite.Run(ctx, "make", "release", "VERSION="+version,
 		"PLATFORMS=linux/"+runtime.GOARCH, "RELEASE_DIR="+dist); err != nil {
 		return fmt.Errorf("make release: %w\n%s", err, out)
 	}
@@ -235,11 +237,7 @@ func releasedImage(t *testing.T, d deployment) string {
 // image, labelled for OLM with its package.
 func TestReleaseWroteItsArtefacts(t *testing.T) {
 	needDeployed(t)
-	version, err := os.ReadFile(filepath.Join(suite.Root, "catalog", "VERSION"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	v := strings.TrimSpace(string(version))
+	v := version
 	for _, op := range operators {
 		for _, f := range []string{op + ".yaml", op + "-cluster-wide.yaml", "images/" + op + "-operator.tar",
 			"bundles/" + op + "/" + v + "/manifests/" + op + ".clusterserviceversion.yaml"} {
