@@ -40,7 +40,9 @@ type result struct {
 	RequestsByMethod requests `json:"requests_by_method"`
 	IdleSeconds      float64  `json:"idle_seconds"`
 	IdleWrites       int      `json:"idle_writes"`
-	PeakRSSMiB       float64  `json:"peak_rss_mib"`
+	// IdleRequestsByMethod are the requests of the idle stretch.
+	IdleRequestsByMethod requests `json:"idle_requests_by_method,omitempty"`
+	PeakRSSMiB           float64  `json:"peak_rss_mib"`
 	// CPUSeconds is the operator's CPU time, user and system, from its
 	// start to the end of the idle stretch.
 	CPUSeconds       float64     `json:"cpu_seconds"`
@@ -159,7 +161,8 @@ func idleAndMemory(ctx context.Context, s settings, w workload, op *process, bas
 	if err != nil {
 		return err
 	}
-	r.IdleSeconds, r.IdleWrites = s.idle.Seconds(), idle.minus(converged).writes()
+	r.IdleRequestsByMethod = idle.minus(converged)
+	r.IdleSeconds, r.IdleWrites = s.idle.Seconds(), r.IdleRequestsByMethod.writes()
 	_, peak, err := memory(op.cmd.Process.Pid)
 	if err != nil {
 		return err

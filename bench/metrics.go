@@ -30,7 +30,9 @@ func (r requests) reads() int { return r["GET"] }
 func (r requests) minus(before requests) requests {
 	out := requests{}
 	for m, n := range r {
-		out[m] = n - before[m]
+		if d := n - before[m]; d != 0 {
+			out[m] = d
+		}
 	}
 	return out
 }

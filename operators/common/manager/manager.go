@@ -322,3 +322,32 @@ func Children(managedBy string, kinds ...client.Object) map[client.Object]cache.
 	}
 	return m
 }
+
+// Trim narrows what byObject's cache keeps of the objects of type T, one of
+// its kinds, to what trim leaves of each, besides managedFields, which no
+// kind keeps. It is for children an operator reads but never applies nor
+// updates whole (pods its Deployment or Job runs, a ReplicaSet, a Job it
+// creates once): their specs are most of their size, and a cache of 1000
+// custom resources holds thousands of them. trim must leave every field the
+// operator reads of them; it runs on each object before the cache stores
+// it, and again on an object it trimmed. Trim panics when T is not one of
+// byObject's kinds, a mistake of the operator's Cache function.
+func Trim[T client.Object](byObject map[client.Object]cache.ByObject, trim func(T)) {
+	for kind, o := range byObject {
+		if _, ok := kind.(T); !ok {
+			continue
+		}
+		strip := cache.TransformStripManagedFields()
+		o.Transform = func(in any) (any, error) {
+			out, err := strip(in)
+			if obj, ok := out.(T); ok && err == nil {
+				trim(obj)
+			}
+			return out, err
+		}
+		byObject[kind] = o
+		return
+	}
+	var kind T
+	panic(fmt.Sprintf("manager.Trim: %T is not one of the cache's kinds", kind))
+}

@@ -22,6 +22,12 @@ func Condition(pod *corev1.Pod, typ corev1.PodConditionType) bool {
 	return false
 }
 
+// KeepStatus clears pod's spec but for the node it runs on, keeping its
+// metadata and status: what the functions of this package read. It trims
+// (manager.Trim) the cached copies of pods an operator reads the state of
+// but never writes, such as its Deployment's or its Jobs'.
+func KeepStatus(pod *corev1.Pod) { pod.Spec = corev1.PodSpec{NodeName: pod.Spec.NodeName} }
+
 // Ended reports whether the pod's containers stopped for good: it will never
 // run again, and only a new pod can take its place.
 func Ended(pod *corev1.Pod) bool {

@@ -77,3 +77,41 @@ func TestNeverRan(t *testing.T) {
 		t.Error("a pod that ran once, now waiting on its image, never ran")
 	}
 }
+
+// KeepStatus leaves what this package reads: each of its answers is the
+// same for the trimmed pod as for the whole one.
+func TestKeepStatus(t *testing.T) {
+	crashing := waiting("db", "CrashLoopBackOff", "back-off")
+	crashing.LastTerminationState.Terminated = &corev1.ContainerStateTerminated{ExitCode: 1}
+	for _, status := range []corev1.PodStatus{
+		{},
+		{Phase: corev1.PodPending, ContainerStatuses: []corev1.ContainerStatus{waiting("db", "ImagePullBackOff", "not found")}},
+		{Phase: corev1.PodRunning, ContainerStatuses: []corev1.ContainerStatus{crashing}},
+		{Phase: corev1.PodRunning, PodIP: "10.0.0.7", Conditions: []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}}},
+		{Phase: corev1.PodSucceeded},
+	} {
+		whole := &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Name: "p", Labels: map[string]string{"app": "db"}},
+			Spec: corev1.PodSpec{
+				NodeName:   "node-1",
+				Containers: []corev1.Container{{Name: "db", Image: "mysql:8.0", Args: []string{"--port=3306"}}},
+				Volumes:    []corev1.Volume{{Name: "data"}},
+			},
+			Status: status,
+		}
+		trimmed := whole.DeepCopy()
+		KeepStatus(trimmed)
+		if len(trimmed.Spec.Containers) != 0 || len(trimmed.Spec.Volumes) != 0 || trimmed.Spec.NodeName != "node-1" {
+			t.Fatalf("KeepStatus left the spec %+v; want only its node", trimmed.Spec)
+		}
+		if trimmed.Labels["app"] != "db" || trimmed.Status.Phase != status.Phase {
+			t.Fatalf("KeepStatus changed the metadata or status: %+v", trimmed)
+		}
+		r1, m1, s1 := Stuck(whole)
+		r2, m2, s2 := Stuck(trimmed)
+		if r1 != r2 || m1 != m2 || s1 != s2 || Ready(whole) != Ready(trimmed) || Ended(whole) != Ended(trimmed) ||
+			NeverRan(whole) != NeverRan(trimmed) || Condition(whole, corev1.ContainersReady) != Condition(trimmed, corev1.ContainersReady) {
+			t.Errorf("a pod of status %+v reads differently once trimmed", status)
+		}
+	}
+}

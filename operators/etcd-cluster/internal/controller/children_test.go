@@ -27,6 +27,28 @@ func TestMemberPodMountsNoToken(t *testing.T) {
 	}
 }
 
+// The cache keeps of a member's pod what a pass reads of it (trimPod): the
+// members it bootstrapped with and the image it runs read the same.
+func TestTrimmedPodReadsTheSame(t *testing.T) {
+	c := &etcdv1.EtcdCluster{ObjectMeta: metav1.ObjectMeta{Name: "example", Namespace: "etc"}, Spec: etcdv1.ClusterSpec{Size: 3}}
+	how := start{initialCluster: "example-0=http://example-0.example.etc.svc:2380,example-1=http://example-1.example.etc.svc:2380"}
+	whole := podFor(c, "example-0", how, DefaultRequests)
+	whole.Spec.NodeName = "node-1"
+	trimmed := whole.DeepCopy()
+	trimPod(trimmed)
+	if len(trimmed.Spec.Volumes) != 0 || trimmed.Spec.Containers[0].Resources.Requests != nil || trimmed.Spec.Containers[0].ReadinessProbe != nil {
+		t.Errorf("trimPod left the pod's volumes, resources or probes: %+v", trimmed.Spec)
+	}
+	if trimmed.Spec.NodeName != "node-1" || trimmed.Spec.Containers[0].Image != whole.Spec.Containers[0].Image || !equality.Semantic.DeepEqual(trimmed.ObjectMeta, whole.ObjectMeta) {
+		t.Errorf("trimPod dropped the pod's node, image or labels: %+v", trimmed)
+	}
+	got := bootstrapMembers(c, observed{pods: map[string]*corev1.Pod{"example-0": trimmed}})
+	want := bootstrapMembers(c, observed{pods: map[string]*corev1.Pod{"example-0": whole}})
+	if strings.Join(got, ",") != strings.Join(want, ",") || len(got) != 2 {
+		t.Errorf("the trimmed pod bootstrapped %v; the whole one %v", got, want)
+	}
+}
+
 // A member requests the operator's CPU and memory, unless its cluster's pod
 // policy names resources of its own (as the coreos operator's did), which
 // then replace them whole.

@@ -111,9 +111,28 @@ type EtcdClusterReconciler struct {
 
 // Cache narrows the operator's cache to its own children, with the
 // app.kubernetes.io/managed-by label: in a cluster-wide operator, every Pod,
-// volume, Service and PodDisruptionBudget of the cluster otherwise.
+// volume, Service and PodDisruptionBudget of the cluster otherwise. Of a
+// member's pod and volume, which the operator creates and never applies
+// again, it keeps what a pass reads (manager.Trim): of the pod, trimPod's
+// fields; of the volume, its metadata and status.
 func Cache() map[client.Object]cache.ByObject {
-	return manager.Children(FieldOwner, &corev1.Pod{}, &corev1.PersistentVolumeClaim{}, &corev1.Service{}, &policyv1.PodDisruptionBudget{})
+	byObject := manager.Children(FieldOwner, &corev1.Pod{}, &corev1.PersistentVolumeClaim{}, &corev1.Service{}, &policyv1.PodDisruptionBudget{})
+	manager.Trim(byObject, trimPod)
+	manager.Trim(byObject, func(v *corev1.PersistentVolumeClaim) { v.Spec = corev1.PersistentVolumeClaimSpec{} })
+	return byObject
+}
+
+// trimPod keeps of a member's pod its metadata, its status, its node and its
+// containers' names, images and arguments: the member it started as and
+// the image it runs, which a pass reads. The rest of its spec (probes,
+// volumes, resources, the API server's defaults) is most of its size, and
+// is never read back.
+func trimPod(p *corev1.Pod) {
+	containers := make([]corev1.Container, len(p.Spec.Containers))
+	for i, c := range p.Spec.Containers {
+		containers[i] = corev1.Container{Name: c.Name, Image: c.Image, Args: c.Args}
+	}
+	p.Spec = corev1.PodSpec{NodeName: p.Spec.NodeName, Containers: containers}
 }
 
 // Reconcile brings one EtcdCluster one step closer to its spec, in the

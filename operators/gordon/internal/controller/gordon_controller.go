@@ -44,9 +44,13 @@ type GordonReconciler struct {
 }
 
 // Cache narrows the operator's cache to its own pods, with the
-// app.kubernetes.io/managed-by label, instead of every pod of the cluster.
+// app.kubernetes.io/managed-by label, instead of every pod of the cluster,
+// and keeps of each its metadata and status: the operator creates its pods
+// and never reads their spec back (manager.Trim).
 func Cache() map[client.Object]cache.ByObject {
-	return manager.Children(FieldOwner, &corev1.Pod{})
+	byObject := manager.Children(FieldOwner, &corev1.Pod{})
+	manager.Trim(byObject, pods.KeepStatus)
+	return byObject
 }
 
 // +kubebuilder:rbac:groups=operator.prgcont.cz,resources=gordons,verbs=list;watch

@@ -112,10 +112,18 @@ func (r *MySQLReconciler) forget(key client.ObjectKey) {
 // ReplicaSet (the server's pods are found through its Deployment's), Service,
 // volume, Job and Pod of the cluster. Secrets are watched for their metadata
 // only: the cache holds no password, and the Secrets a MySQL needs are read
-// through secretReads.
+// through secretReads. Of what it creates but never applies again, the cache
+// keeps what a pass reads: of a pod, its metadata and status; of a
+// ReplicaSet, its metadata (which Deployment controls it); of a Job, its
+// metadata and status; their specs, most of their size, are dropped
+// (manager.Trim).
 func Cache() map[client.Object]cache.ByObject {
-	return manager.Children(FieldOwner, &appsv1.Deployment{}, &appsv1.ReplicaSet{}, &corev1.Service{}, &corev1.PersistentVolumeClaim{},
+	byObject := manager.Children(FieldOwner, &appsv1.Deployment{}, &appsv1.ReplicaSet{}, &corev1.Service{}, &corev1.PersistentVolumeClaim{},
 		&batchv1.Job{}, &corev1.Pod{})
+	manager.Trim(byObject, pods.KeepStatus)
+	manager.Trim(byObject, func(s *appsv1.ReplicaSet) { *s = appsv1.ReplicaSet{ObjectMeta: s.ObjectMeta} })
+	manager.Trim(byObject, func(j *batchv1.Job) { j.Spec = batchv1.JobSpec{} })
+	return byObject
 }
 
 // SetupWithManager watches MySQLs and every object labelled with a MySQL's
