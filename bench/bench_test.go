@@ -1,8 +1,12 @@
 package main
 
 import (
+	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"reflect"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -219,5 +223,34 @@ func TestNodes(t *testing.T) {
 		if n := nodes(pods); n*110 < pods+110 {
 			t.Errorf("%d pods on %d nodes", pods, n)
 		}
+	}
+}
+
+// settle waits out the writes that follow the last CR's done, and no
+// longer than its limit for an operator that never stops writing.
+func TestSettle(t *testing.T) {
+	var scrapes, stopsAfter atomic.Int32
+	stopsAfter.Store(3)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		n := min(scrapes.Add(1), stopsAfter.Load())
+		_, _ = fmt.Fprintf(w, "rest_client_requests_total{code=\"201\",method=\"POST\"} %d\nrest_client_requests_total{code=\"200\",method=\"GET\"} 7\n", n)
+	}))
+	defer srv.Close()
+	got, err := settle(t.Context(), srv.URL, 10*time.Millisecond, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.writes() != int(stopsAfter.Load()) {
+		t.Errorf("settled at %d writes, want %d: the writes after the first scrape are the last pass's", got.writes(), stopsAfter.Load())
+	}
+
+	scrapes.Store(0)
+	stopsAfter.Store(1 << 30) // a loop
+	start := time.Now()
+	if _, err := settle(t.Context(), srv.URL, 10*time.Millisecond, 200*time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	if waited := time.Since(start); waited > 2*time.Second {
+		t.Errorf("settle waited %s for an operator that never stops writing; want about its 200ms limit", waited)
 	}
 }

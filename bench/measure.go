@@ -143,7 +143,7 @@ func converge(ctx context.Context, s settings, dyn dynamic.Interface, w workload
 // idleAndMemory reads the requests the operator sent to converge, then
 // those of the idle stretch after, and its memory at the end.
 func idleAndMemory(ctx context.Context, s settings, w workload, op *process, baseRSS int, r *result) error {
-	converged, err := scrape(ctx, op.metrics)
+	converged, err := settle(ctx, op.metrics, settleQuiet, settleMax)
 	if err != nil {
 		return err
 	}
@@ -173,6 +173,42 @@ func idleAndMemory(ctx context.Context, s settings, w workload, op *process, bas
 	}
 	r.RSSPerCRKiB = round(float64(peak-baseRSS)/float64(w.count), 1)
 	return op.alive()
+}
+
+// settleQuiet is how long an operator's writes must stop for its last
+// pass's to be over, and settleMax how long settle waits for that.
+const (
+	settleQuiet = time.Second
+	settleMax   = 10 * time.Second
+)
+
+// settle returns the operator's requests once its writes stopped for
+// quiet, or most after it was called: a pass that made the last
+// CR done may still send what follows (etcd-cluster tells a cluster's
+// bootstrap in an Event after the pods that make it done, and Events go
+// out behind their own queue). Those writes are the CR's, not the idle
+// stretch's; an operator that writes in a loop never stops, and the writes
+// after most count as idle.
+func settle(ctx context.Context, metrics string, quiet, most time.Duration) (requests, error) {
+	last, err := scrape(ctx, metrics)
+	if err != nil {
+		return nil, err
+	}
+	deadline := time.Now().Add(most)
+	for time.Now().Before(deadline) {
+		if err := sleep(ctx, quiet); err != nil {
+			return nil, err
+		}
+		now, err := scrape(ctx, metrics)
+		if err != nil {
+			return nil, err
+		}
+		if now.minus(last).writes() == 0 {
+			return now, nil
+		}
+		last = now
+	}
+	return last, nil
 }
 
 // floor times the floor's writes for w's CRs on a fresh cluster.
