@@ -100,6 +100,7 @@ func (r *DatabaseReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	}
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&dbv1.Database{}).
+		Watches(&dbv1.Database{}, reconciler.Pending()).
 		Owns(&corev1.Pod{}).
 		Owns(&corev1.Service{}).
 		Owns(&corev1.Secret{}, builder.OnlyMetadata).

@@ -239,11 +239,13 @@ func (r *EtcdClusterReconciler) forget(key types.NamespacedName) {
 	delete(r.executors, key)
 }
 
-// SetupWithManager watches the EtcdClusters this operator manages and their
-// children. etcd itself is not watched: reconciles requeue to probe it.
+// SetupWithManager watches the EtcdClusters this operator manages (a new
+// one ahead of the initial list, reconciler.Pending) and their children.
+// etcd itself is not watched: reconciles requeue to probe it.
 func (r *EtcdClusterReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&etcdv1.EtcdCluster{}, builder.WithPredicates(predicate.NewPredicateFuncs(r.manages))).
+		Watches(&etcdv1.EtcdCluster{}, reconciler.Pending(), builder.WithPredicates(predicate.NewPredicateFuncs(r.manages))).
 		Owns(&corev1.Pod{}).
 		Owns(&corev1.PersistentVolumeClaim{}).
 		Owns(&corev1.Service{}).

@@ -292,6 +292,7 @@ func summarize(g *gordonv1.Gordon, plan *replicas.Plan, err error) {
 func (r *GordonReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&gordonv1.Gordon{}).
+		Watches(&gordonv1.Gordon{}, reconciler.Pending()).
 		Watches(&corev1.Pod{}, &podHandler{expectations: r.Expectations}).
 		Complete(r)
 }
