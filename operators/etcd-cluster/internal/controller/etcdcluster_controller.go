@@ -128,11 +128,10 @@ func Cache() map[client.Object]cache.ByObject {
 // volumes, resources, the API server's defaults) is most of its size, and
 // is never read back.
 func trimPod(p *corev1.Pod) {
-	containers := make([]corev1.Container, len(p.Spec.Containers))
 	for i, c := range p.Spec.Containers {
-		containers[i] = corev1.Container{Name: c.Name, Image: c.Image, Args: c.Args}
+		p.Spec.Containers[i] = corev1.Container{Name: c.Name, Image: c.Image, Args: c.Args}
 	}
-	p.Spec = corev1.PodSpec{NodeName: p.Spec.NodeName, Containers: containers}
+	p.Spec = corev1.PodSpec{NodeName: p.Spec.NodeName, Containers: p.Spec.Containers}
 }
 
 // Reconcile brings one EtcdCluster one step closer to its spec, in the
