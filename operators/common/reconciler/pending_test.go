@@ -13,12 +13,12 @@ import (
 
 // In the initial list, a resource the operator never reported on goes
 // ahead of one it did, whatever their order: For's handler puts both at
-// handler.LowPriority, Pending raises the new one.
+// handler.LowPriority, pending raises the new one.
 func TestPendingGoesAheadOfTheInitialList(t *testing.T) {
 	q := priorityqueue.New[reconcile.Request]("test")
 	defer q.ShutDown()
 	forHandler := handler.WithLowPriorityWhenUnchanged(&handler.EnqueueRequestForObject{})
-	pending := Pending()
+	pending := pending()
 	reported := &thing{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "reported", Generation: 2}}
 	reported.Status.ObservedGeneration = 2
 	created := &thing{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "created", Generation: 1}}

@@ -98,9 +98,7 @@ func (r *DatabaseReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if err != nil {
 		return err
 	}
-	return ctrl.NewControllerManagedBy(mgr).
-		For(&dbv1.Database{}).
-		Watches(&dbv1.Database{}, reconciler.Pending()).
+	return reconciler.Controller(mgr, &dbv1.Database{}).
 		Owns(&corev1.Pod{}).
 		Owns(&corev1.Service{}).
 		Owns(&corev1.Secret{}, builder.OnlyMetadata).

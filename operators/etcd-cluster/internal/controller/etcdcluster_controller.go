@@ -18,7 +18,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
@@ -239,12 +238,10 @@ func (r *EtcdClusterReconciler) forget(key types.NamespacedName) {
 }
 
 // SetupWithManager watches the EtcdClusters this operator manages (a new
-// one ahead of the initial list, reconciler.Pending) and their children.
+// one ahead of the initial list, reconciler.Controller) and their children.
 // etcd itself is not watched: reconciles requeue to probe it.
 func (r *EtcdClusterReconciler) SetupWithManager(mgr ctrl.Manager) error {
-	return ctrl.NewControllerManagedBy(mgr).
-		For(&etcdv1.EtcdCluster{}, builder.WithPredicates(predicate.NewPredicateFuncs(r.manages))).
-		Watches(&etcdv1.EtcdCluster{}, reconciler.Pending(), builder.WithPredicates(predicate.NewPredicateFuncs(r.manages))).
+	return reconciler.Controller(mgr, &etcdv1.EtcdCluster{}, predicate.NewPredicateFuncs(r.manages)).
 		Owns(&corev1.Pod{}).
 		Owns(&corev1.PersistentVolumeClaim{}).
 		Owns(&corev1.Service{}).

@@ -290,9 +290,7 @@ func summarize(g *gordonv1.Gordon, plan *replicas.Plan, err error) {
 // expectations, which is why pods are watched with a handler of our own
 // rather than Owns.
 func (r *GordonReconciler) SetupWithManager(mgr ctrl.Manager) error {
-	return ctrl.NewControllerManagedBy(mgr).
-		For(&gordonv1.Gordon{}).
-		Watches(&gordonv1.Gordon{}, reconciler.Pending()).
+	return reconciler.Controller(mgr, &gordonv1.Gordon{}).
 		Watches(&corev1.Pod{}, &podHandler{expectations: r.Expectations}).
 		Complete(r)
 }

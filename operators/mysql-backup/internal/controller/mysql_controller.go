@@ -146,7 +146,7 @@ func (r *MySQLReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if err != nil {
 		return err
 	}
-	b := ctrl.NewControllerManagedBy(mgr).For(&mysqlv1.MySQL{}).Watches(&mysqlv1.MySQL{}, reconciler.Pending())
+	b := reconciler.Controller(mgr, &mysqlv1.MySQL{})
 	for _, obj := range []client.Object{&appsv1.Deployment{}, &corev1.Service{}, &corev1.PersistentVolumeClaim{},
 		&batchv1.Job{}, &corev1.Pod{}} {
 		b = b.Watches(obj, handler.EnqueueRequestsFromMapFunc(mySQLOf))
