@@ -671,6 +671,13 @@ func TestUpgradeFromPreviousReleaseKeepsData(t *testing.T) {
 	}
 	checkCRs(t, []cr{{"the homework's MySQL", "default", mysqlSample, "mysql/mysql-instance"}}, func(t *testing.T) {
 		sql("CREATE TABLE kept (v varchar(20)); INSERT INTO kept VALUES ('before upgrade')")
+		server := func() string {
+			return kubectl(t, time.Minute, "get", "pods", "-n", "default", "-l", "app=mysql-instance", "-o", "jsonpath={.items[*].metadata.uid}")
+		}
+		before := server()
+		if before == "" {
+			t.Fatal("no pod with the label app=mysql-instance")
+		}
 		if out, err := suite.Run(ctx, "make", "deploy", "CLUSTER_NAME="+suite.Name(), "DEPLOY=mysql-backup"); err != nil {
 			t.Fatalf("make deploy DEPLOY=mysql-backup: %v\n%s", err, out)
 		}
@@ -680,6 +687,12 @@ func TestUpgradeFromPreviousReleaseKeepsData(t *testing.T) {
 		kubectl(t, 6*time.Minute, "wait", "-n", "default", "--for=condition=Ready", "mysql/mysql-instance", "--timeout=5m")
 		if got := sql("SELECT v FROM kept"); strings.TrimSpace(got) != "before upgrade" {
 			t.Errorf("after the upgrade the table kept holds %q, want the row written before it", got)
+		}
+		// The new operator labels the server's pods for its Service itself;
+		// the template release 0.2.0 labelled stays, so that the upgrade
+		// restarts no server.
+		if after := server(); after != before {
+			t.Errorf("the upgrade restarted the server: its pod was %s, is %s", before, after)
 		}
 	})
 }

@@ -186,21 +186,59 @@ func deploymentAvailable(t *testing.T, d *appsv1.Deployment) {
 	}
 }
 
-// serving waits for the server's template to serve clients (the restore is
-// done) and rolls it out.
+// serving waits for the server's pods to be labelled for the Service (the
+// restore is done) and checks that the restore left the server's template
+// as it was: it restarts no server.
 func serving(t *testing.T, m *mysqlv1.MySQL) {
 	t.Helper()
-	d := &appsv1.Deployment{}
 	testenv.Eventually(t, "the server's pods to be labelled for the Service", func(ctx context.Context) error {
-		if err := suite.Client.Get(ctx, key(m, m.Name), d); err != nil {
-			return err
+		server := serverPodsOf(t, m)
+		if len(server) == 0 {
+			return errors.New("no server pod")
 		}
-		if d.Spec.Template.Labels[servingLabel] != "true" {
-			return fmt.Errorf("pod template labels %v", d.Spec.Template.Labels)
+		for _, p := range server {
+			if p.Labels[servingLabel] != "true" {
+				return fmt.Errorf("pod %s has labels %v", p.Name, p.Labels)
+			}
 		}
 		return nil
 	})
+	d := &appsv1.Deployment{}
+	get(t, key(m, m.Name), d)
+	if d.Spec.Template.Labels[servingLabel] != "" {
+		t.Errorf("the restore changed the server's template, which restarts it: labels %v", d.Spec.Template.Labels)
+	}
 	deploymentAvailable(t, d)
+}
+
+// notServing waits until no pod of m's server is labelled for the Service:
+// the operator takes off a label that is not (or no longer) true.
+func notServing(t *testing.T, m *mysqlv1.MySQL, why string) {
+	t.Helper()
+	testenv.Eventually(t, why+": no server pod labelled for the Service", func(context.Context) error {
+		for _, p := range serverPodsOf(t, m) {
+			if p.Labels[servingLabel] != "" {
+				return fmt.Errorf("pod %s has labels %v", p.Name, p.Labels)
+			}
+		}
+		return nil
+	})
+}
+
+// serverPodsOf lists the pods of m's server that are not being deleted.
+func serverPodsOf(t *testing.T, m *mysqlv1.MySQL) []corev1.Pod {
+	t.Helper()
+	var list corev1.PodList
+	if err := suite.Client.List(ctx, &list, client.InNamespace(m.Namespace), client.MatchingLabels(serverSelector(m))); err != nil {
+		t.Fatal(err)
+	}
+	var out []corev1.Pod
+	for _, p := range list.Items {
+		if p.DeletionTimestamp.IsZero() {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 // finishJob does what the Job controller would when the Job's pod exits;
@@ -961,8 +999,13 @@ func TestSelectorsMatchTheServerOnly(t *testing.T) {
 	if matches(svc, dep.Spec.Template.Labels) {
 		t.Error("the Service selects the server before its restore is done")
 	}
-	if serving := deployment(m, true, "1", DefaultServerRequests); !matches(svc, serving.Spec.Template.Labels) {
+	restored := maps.Clone(dep.Spec.Template.Labels)
+	restored[servingLabel] = "true" // markServing's label
+	if !matches(svc, restored) {
 		t.Error("the Service does not select the server once its restore is done")
+	}
+	if legacy := deployment(m, true, "1", DefaultServerRequests); !matches(svc, legacy.Spec.Template.Labels) {
+		t.Error("the Service does not select the pods of a template 0.2.0 labelled")
 	}
 	if dep.Spec.Template.Labels["app"] != m.Name {
 		t.Errorf("kubectl get pods -l app=%s must find the server", m.Name)

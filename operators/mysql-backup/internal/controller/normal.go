@@ -164,7 +164,13 @@ func (r *MySQLReconciler) reconcileServer(ctx context.Context, m *mysqlv1.MySQL,
 		}
 	}
 	restored := restoredFrom != ""
-	dep := deployment(m, restored, creds.Annotations[passwordVersionAnnotation], r.ServerRequests)
+	// The Service selects the server once its pods are labelled serving
+	// (markServing), not by its template, whose change would restart the
+	// server just restored. A template an earlier release labelled keeps
+	// its label while the volume stays restored: taking it off would
+	// restart every server on the operator's upgrade.
+	legacy := restored && live.Spec.Template.Labels[servingLabel] == "true"
+	dep := deployment(m, legacy, creds.Annotations[passwordVersionAnnotation], r.ServerRequests)
 	if err := r.admitted(ctx, m, dep, live); err != nil {
 		return err
 	}
@@ -178,6 +184,9 @@ func (r *MySQLReconciler) reconcileServer(ctx context.Context, m *mysqlv1.MySQL,
 		if live, err = answered(dep); err != nil {
 			return err
 		}
+	}
+	if err := r.markServing(ctx, m, restored); err != nil {
+		return err
 	}
 	o.serving = restored && rolledOut(live)
 	if restored && !o.serving {
@@ -227,6 +236,40 @@ func (r *MySQLReconciler) applyDataPVC(ctx context.Context, m *mysqlv1.MySQL, li
 	if mk != marksOf(live) {
 		// The volume's record of its data must not wait for the spec.
 		return r.annotate(ctx, live, mk.annotations())
+	}
+	return nil
+}
+
+// markServing labels the server's pods for its Service (servingLabel) once
+// the restore is done, and takes the label off any that wears it before
+// (a new data volume waits for its restore; a person's label): a merge
+// patch of the pod's labels, addressed by its UID, to the pods of the
+// server's own ReplicaSets (serverPods). A pod replaced later, when the
+// password changes or its node goes, is labelled as it appears: its data
+// is on the restored volume.
+func (r *MySQLReconciler) markServing(ctx context.Context, m *mysqlv1.MySQL, restored bool) error {
+	server, err := r.serverPods(ctx, m)
+	if err != nil {
+		return err
+	}
+	var value any // null: the label goes
+	if restored {
+		value = "true"
+	}
+	for _, p := range server {
+		if (p.Labels[servingLabel] == "true") == restored {
+			continue
+		}
+		patch, err := json.Marshal(map[string]any{"metadata": map[string]any{
+			"uid": p.UID, "labels": map[string]any{servingLabel: value}}})
+		if err != nil {
+			return err
+		}
+		// The UID makes the patch fail on another pod of the same name
+		// (a UID cannot change); a pod gone meanwhile needs no label.
+		if err := r.Patch(ctx, p, client.RawPatch(types.MergePatchType, patch)); client.IgnoreNotFound(err) != nil {
+			return fmt.Errorf("labelling the server's pod %s for its Service: %w", p.Name, err)
+		}
 	}
 	return nil
 }
@@ -320,11 +363,12 @@ func (r *MySQLReconciler) credentials(ctx context.Context, m *mysqlv1.MySQL, des
 // deleted is no place for a backup.
 func (r *MySQLReconciler) ensureBackupPVC(ctx context.Context, m *mysqlv1.MySQL) error {
 	pvc := backupPVC(m)
-	// A read first, the cache's and else the API server's (for a volume
-	// the operator did not make): a create that fails with AlreadyExists is
-	// still a write on every pass.
+	// The cache holds every volume the operator made, an earlier MySQL's
+	// included: one it misses is created. A claim that has the name but is
+	// not in the cache (a person's, or one the cache has not seen yet) makes
+	// the create fail, and only then is it read from the API server.
 	live := &corev1.PersistentVolumeClaim{}
-	err := apply.Get(ctx, r.Client, r.APIReader, client.ObjectKeyFromObject(pvc), live)
+	err := r.Get(ctx, client.ObjectKeyFromObject(pvc), live)
 	if err == nil {
 		return checkBackupPVC(live, m)
 	}
@@ -333,6 +377,12 @@ func (r *MySQLReconciler) ensureBackupPVC(ctx context.Context, m *mysqlv1.MySQL)
 	}
 	err = r.Create(ctx, pvc, client.FieldOwner(FieldOwner))
 	if apierrors.IsAlreadyExists(err) {
+		if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(pvc), live); err != nil {
+			return err
+		}
+		if err := checkBackupPVC(live, m); err != nil {
+			return err
+		}
 		return conditions.Wait(ReasonServerStarting, "%s was created meanwhile: looking at it again", pvc.Name)
 	}
 	if err == nil {

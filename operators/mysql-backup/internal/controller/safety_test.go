@@ -123,11 +123,15 @@ func TestForgedStatusDecidesNothing(t *testing.T) {
 	serverUp(t, m)
 	// The restore runs all the same, and the server serves no client first.
 	get(t, key(m, restoreJobName(m.Name)), &batchv1.Job{})
-	d := &appsv1.Deployment{}
-	get(t, key(m, m.Name), d)
-	if d.Spec.Template.Labels[servingLabel] != "" {
-		t.Errorf("the server serves clients before its restore: template labels %v", d.Spec.Template.Labels)
+	// Nor does a pod labelled serving by hand: the label comes off.
+	for _, p := range serverPodsOf(t, m) {
+		patch := client.MergeFrom(p.DeepCopy())
+		p.Labels[servingLabel] = "true"
+		if err := suite.Client.Patch(ctx, &p, patch); err != nil {
+			t.Fatal(err)
+		}
 	}
+	notServing(t, m, "the server serves clients before its restore")
 	finishJob(t, m, restoreJobName(m.Name), true, "restored otus-database-20261125T090000Z.sql.gz")
 	serving(t, m)
 	waitCondition(t, m, conditions.Ready, metav1.ConditionTrue, ReasonReady)
@@ -256,11 +260,7 @@ func TestReplacedDataVolumeIsRestoredAgain(t *testing.T) {
 		return nil
 	})
 	waitNewJob(t, oldJob)
-	d := &appsv1.Deployment{}
-	get(t, key(m, m.Name), d)
-	if d.Spec.Template.Labels[servingLabel] != "" {
-		t.Errorf("the server on the new volume serves clients before its restore")
-	}
+	notServing(t, m, "the server on the new volume serves clients before its restore")
 	finishJob(t, m, oldJob.Name, true, "restored otus-database-20261125T090000Z.sql.gz")
 	serving(t, m)
 	waitSummary(t, m, serves, upToDate, upToDate)
