@@ -276,6 +276,37 @@ func (o FieldOwner) CreateOnce(ctx context.Context, c client.Client, obj client.
 	return err == nil, err
 }
 
+// CreateIfAbsent creates desired as owner unless an object of its name
+// exists, for a child created once and never applied again (a Pod, a
+// volume kept as made), and reports whether it created it. The cache c
+// reads from holds the operator's own children: one it holds is read into
+// existing, without a request. One it misses is created; only when the name
+// is taken (a stranger's object, or the operator's own the cache has not
+// seen yet) is it read from the API server (live) into existing. The caller
+// checks that what exists is its own.
+func (o FieldOwner) CreateIfAbsent(ctx context.Context, c client.Client, live client.Reader, desired, existing client.Object) (bool, error) {
+	key := client.ObjectKeyFromObject(desired)
+	err := c.Get(ctx, key, existing)
+	if !apierrors.IsNotFound(err) {
+		return false, err
+	}
+	err = c.Create(ctx, desired, client.FieldOwner(o))
+	if !apierrors.IsAlreadyExists(err) {
+		return err == nil, err
+	}
+	return false, live.Get(ctx, key, existing)
+}
+
+// Decode fills obj, a typed object, with the apply configuration ac: what
+// an apply sends, or what its response filled in.
+func Decode(ac runtime.ApplyConfiguration, obj client.Object) error {
+	b, err := json.Marshal(ac)
+	if err != nil {
+		return err
+	}
+	return json.Unmarshal(b, obj)
+}
+
 // IgnoreNamespaceTerminating returns nil when err says that nothing can be
 // created because the namespace is being deleted, and err otherwise. The
 // namespace's deletion takes the custom resource too, whose event ends the

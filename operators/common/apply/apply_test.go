@@ -11,7 +11,9 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes/scheme"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 )
 
 func TestControllerReference(t *testing.T) {
@@ -91,5 +93,71 @@ func TestCreateOnce(t *testing.T) {
 	bad.Name = ""
 	if created, err := owner.CreateOnce(context.Background(), c, bad); created || err == nil {
 		t.Fatalf("a create that fails: created %v, err %v", created, err)
+	}
+}
+
+// cachedClient reads from a cache of its own and writes to the API server
+// behind it, as the manager's client does.
+type cachedClient struct {
+	client.Client
+	cache client.Reader
+}
+
+func (c cachedClient) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+	return c.cache.Get(ctx, key, obj, opts...)
+}
+
+func TestCreateIfAbsent(t *testing.T) {
+	owner := FieldOwner("test-operator")
+	desired := func() *corev1.ConfigMap {
+		return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "child", Namespace: "ns"}, Data: map[string]string{"made": "by us"}}
+	}
+	for _, tt := range []struct {
+		name          string
+		cached, inAPI *corev1.ConfigMap // what the cache and the API server hold
+		created       bool
+		reads         int    // of the API server
+		want          string // existing's data, when not created
+	}{
+		{name: "absent: created without a read", created: true},
+		{name: "cached: read from the cache, not created",
+			cached: &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "child", Namespace: "ns"}, Data: map[string]string{"made": "earlier"}},
+			inAPI:  &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "child", Namespace: "ns"}, Data: map[string]string{"made": "earlier"}},
+			want:   "earlier"},
+		{name: "a stranger's, outside the cache: the create conflicts, and it is read",
+			inAPI: &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "child", Namespace: "ns"}, Data: map[string]string{"made": "by a person"}},
+			reads: 1, want: "by a person"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			reads := 0
+			api := fake.NewClientBuilder().WithInterceptorFuncs(interceptor.Funcs{
+				Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+					reads++
+					return c.Get(ctx, key, obj, opts...)
+				}})
+			cache := fake.NewClientBuilder()
+			if tt.inAPI != nil {
+				api = api.WithObjects(tt.inAPI)
+			}
+			if tt.cached != nil {
+				cache = cache.WithObjects(tt.cached)
+			}
+			c := cachedClient{Client: api.Build(), cache: cache.Build()}
+			existing := &corev1.ConfigMap{}
+			created, err := owner.CreateIfAbsent(context.Background(), c, c.Client, desired(), existing)
+			if err != nil || created != tt.created || reads != tt.reads {
+				t.Fatalf("created %v, %d reads of the API server, err %v; want created %v, %d reads", created, reads, err, tt.created, tt.reads)
+			}
+			got := &corev1.ConfigMap{}
+			if err := c.Client.Get(context.Background(), client.ObjectKeyFromObject(desired()), got); err != nil {
+				t.Fatal(err)
+			}
+			switch {
+			case tt.created && got.Data["made"] != "by us":
+				t.Errorf("the API server holds %v, want the desired object", got.Data)
+			case !tt.created && (existing.Data["made"] != tt.want || got.Data["made"] != tt.want):
+				t.Errorf("existing %v, the API server %v; want both %q, untouched", existing.Data, got.Data, tt.want)
+			}
+		})
 	}
 }

@@ -46,7 +46,7 @@ type DatabaseReconciler struct {
 // +kubebuilder:rbac:groups=zalando.org,resources=databases,verbs=list;watch
 // +kubebuilder:rbac:groups=zalando.org,resources=databases/status,verbs=patch
 // +kubebuilder:rbac:groups=zalando.org,resources=databases/finalizers,verbs=update
-// +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch;create;patch;delete
+// +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch;create;delete
 // +kubebuilder:rbac:groups="",resources=services,verbs=get;list;watch;create;patch
 // +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch;create
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch

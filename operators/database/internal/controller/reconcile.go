@@ -160,17 +160,23 @@ func (r *DatabaseReconciler) reconcilePod(ctx context.Context, db *dbv1.Database
 	}
 	desired := podFor(db, image, password, ref, r.Requests)
 
-	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: db.Name, Namespace: db.Namespace}}
-	exists, err := apply.Claim(ctx, r.Client, r.APIReader, db, pod, apply.ControlledBy(db))
-	if err != nil {
+	// A Pod is only ever created, and replaced whole: one the cache
+	// misses is created, and read from the API server only when the name
+	// is taken.
+	create := &corev1.Pod{}
+	if err := apply.Decode(desired, create); err != nil {
 		return nil, err
 	}
-	if !exists {
-		if err := owner.Apply(ctx, r.Client, desired); err != nil {
-			return nil, err
-		}
+	pod := &corev1.Pod{}
+	created, err := owner.CreateIfAbsent(ctx, r.Client, r.APIReader, create, pod)
+	switch {
+	case err != nil:
+		return nil, err
+	case created:
 		*made = append(*made, fmt.Sprintf("Pod %s (%s)", db.Name, image))
 		return nil, nil
+	case !metav1.IsControlledBy(pod, db):
+		return nil, conditions.NameConflict("Pod", pod.Name, "Database", db.Name)
 	}
 	if !pod.DeletionTimestamp.IsZero() {
 		return pod, nil // the delete event brings us back to create the new one

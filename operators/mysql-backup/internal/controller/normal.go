@@ -303,12 +303,8 @@ func (r *MySQLReconciler) admitted(ctx context.Context, m *mysqlv1.MySQL, dep *a
 
 // answered is the Deployment an apply answered with.
 func answered(dep *appsv1ac.DeploymentApplyConfiguration) (*appsv1.Deployment, error) {
-	b, err := json.Marshal(dep)
-	if err != nil {
-		return nil, err
-	}
 	d := &appsv1.Deployment{}
-	return d, json.Unmarshal(b, d)
+	return d, apply.Decode(dep, d)
 }
 
 // rolledOut reports whether a Deployment of one replica runs the current
@@ -363,32 +359,18 @@ func (r *MySQLReconciler) credentials(ctx context.Context, m *mysqlv1.MySQL, des
 // deleted is no place for a backup.
 func (r *MySQLReconciler) ensureBackupPVC(ctx context.Context, m *mysqlv1.MySQL) error {
 	pvc := backupPVC(m)
-	// The cache holds every volume the operator made, an earlier MySQL's
-	// included: one it misses is created. A claim that has the name but is
-	// not in the cache (a person's, or one the cache has not seen yet) makes
-	// the create fail, and only then is it read from the API server.
+	// Read from the cache, else created; read from the API server only
+	// when a claim the cache misses has the name.
 	live := &corev1.PersistentVolumeClaim{}
-	err := r.Get(ctx, client.ObjectKeyFromObject(pvc), live)
-	if err == nil {
+	created, err := owner.CreateIfAbsent(ctx, r.Client, r.APIReader, pvc, live)
+	switch {
+	case err != nil:
+		return err
+	case !created:
 		return checkBackupPVC(live, m)
 	}
-	if !apierrors.IsNotFound(err) {
-		return err
-	}
-	err = r.Create(ctx, pvc, client.FieldOwner(FieldOwner))
-	if apierrors.IsAlreadyExists(err) {
-		if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(pvc), live); err != nil {
-			return err
-		}
-		if err := checkBackupPVC(live, m); err != nil {
-			return err
-		}
-		return conditions.Wait(ReasonServerStarting, "%s was created meanwhile: looking at it again", pvc.Name)
-	}
-	if err == nil {
-		r.Recorder.Eventf(m, pvc, corev1.EventTypeNormal, "Created", "CreateBackupVolume", "Created %s for the backups; it outlives the MySQL", pvc.Name)
-	}
-	return err
+	r.Recorder.Eventf(m, pvc, corev1.EventTypeNormal, "Created", "CreateBackupVolume", "Created %s for the backups; it outlives the MySQL", pvc.Name)
+	return nil
 }
 
 // checkBackupPVC returns nil when live is the backup volume of m's name.
