@@ -74,8 +74,18 @@ func (r *GordonReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 		Forget:    r.Expectations.Forget,
 		Hold:      r.holdForCache,
 		Normal:    r.reconcilePods,
+		Settling:  creating,
 		Summarize: summarize,
 	})
+}
+
+// creating reports whether the pass created pods, and only that: their
+// creation events bring the Gordon back at once (holdForCache waits for
+// them), and that pass reports them, so this one writes no status
+// (reconciler.Steps.Settling). A pass that deletes pods reports at once:
+// a deleted pod may take its grace period to go.
+func creating(plan *replicas.Plan) bool {
+	return plan != nil && plan.Create > 0 && len(plan.Delete) == 0
 }
 
 // holdForCache puts the pass off while the cache has not yet seen the pods

@@ -14,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -453,4 +454,35 @@ func waitEvent(t *testing.T, g *gordonv1.Gordon, reason, prefix string) {
 		}
 		return fmt.Errorf("%s Events: %q", reason, messages)
 	})
+}
+
+// The pass that creates the pods writes no status: their creation events
+// bring the Gordon back at once, and that pass writes the first status,
+// with the pods in it (a status write per step would cost a request on the
+// Gordons' rate limiter for a report stale when written).
+func TestFirstStatusListsThePods(t *testing.T) {
+	ns := suite.Namespace(t, nil)
+	w, err := suite.Client.Watch(context.Background(), &gordonv1.GordonList{}, client.InNamespace(ns))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+	g := createGordon(t, ns, "reported", 3)
+	timeout := time.After(time.Minute)
+	for {
+		select {
+		case ev := <-w.ResultChan():
+			got, ok := ev.Object.(*gordonv1.Gordon)
+			if !ok || ev.Type != watch.Modified {
+				continue
+			}
+			s := got.Status
+			if len(s.Pods) != 3 || s.Replicas != 3 || s.ObservedGeneration != g.Generation {
+				t.Fatalf("a status written before the pods were seen: %+v", s)
+			}
+			return
+		case <-timeout:
+			t.Fatal("no status written in a minute")
+		}
+	}
 }
