@@ -29,14 +29,17 @@ rest_client_request_duration_seconds_count{host="127.0.0.1:6443",verb="POST"} 99
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := requests{"GET": 42, "POST": 9, "PATCH": 5}
+	want := requests{"GET 200": 42, "POST 201": 7, "POST 409": 2, "PATCH 200": 5}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("got %v, want %v", got, want)
+	}
+	if m := got.methods(); !reflect.DeepEqual(m, requests{"GET": 42, "POST": 9, "PATCH": 5}) {
+		t.Errorf("by method %v", m)
 	}
 	if got.writes() != 14 || got.reads() != 42 {
 		t.Errorf("writes %d reads %d, want 14 and 42", got.writes(), got.reads())
 	}
-	later := requests{"GET": 50, "POST": 9, "PATCH": 6, "DELETE": 1}
+	later := requests{"GET 200": 50, "POST 201": 7, "POST 409": 2, "PATCH 200": 6, "DELETE 200": 1}
 	if d := later.minus(got); d.writes() != 2 || d.reads() != 8 {
 		t.Errorf("since: writes %d reads %d, want 2 and 8", d.writes(), d.reads())
 	}
@@ -44,6 +47,7 @@ rest_client_request_duration_seconds_count{host="127.0.0.1:6443",verb="POST"} 99
 	for _, bad := range []string{
 		`rest_client_requests_total{code="200",method="GET"} many`,
 		`rest_client_requests_total{code="200"} 3`,
+		`rest_client_requests_total{method="GET"} 3`,
 		`rest_client_requests_total{code="200",method="GET"}`,
 	} {
 		if _, err := parseRequests(strings.NewReader(bad)); err == nil {

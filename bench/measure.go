@@ -38,8 +38,12 @@ type result struct {
 	WritesPerCR      float64  `json:"writes_per_cr"`
 	ReadsPerCR       float64  `json:"reads_per_cr"`
 	RequestsByMethod requests `json:"requests_by_method"`
-	IdleSeconds      float64  `json:"idle_seconds"`
-	IdleWrites       int      `json:"idle_writes"`
+	// RequestsByCode are the same by method and the status code they were
+	// answered with: "GET 404" is a read of what does not exist, "PATCH
+	// 409" a write refused for a conflict.
+	RequestsByCode requests `json:"requests_by_code"`
+	IdleSeconds    float64  `json:"idle_seconds"`
+	IdleWrites     int      `json:"idle_writes"`
 	// IdleRequestsByMethod are the requests of the idle stretch.
 	IdleRequestsByMethod requests `json:"idle_requests_by_method,omitempty"`
 	PeakRSSMiB           float64  `json:"peak_rss_mib"`
@@ -147,7 +151,7 @@ func idleAndMemory(ctx context.Context, s settings, w workload, op *process, bas
 	if err != nil {
 		return err
 	}
-	r.RequestsByMethod = converged
+	r.RequestsByMethod, r.RequestsByCode = converged.methods(), converged
 	if r.heap, err = heapTop(ctx, op.pprof); err != nil {
 		return err
 	}
@@ -161,7 +165,7 @@ func idleAndMemory(ctx context.Context, s settings, w workload, op *process, bas
 	if err != nil {
 		return err
 	}
-	r.IdleRequestsByMethod = idle.minus(converged)
+	r.IdleRequestsByMethod = idle.minus(converged).methods()
 	r.IdleSeconds, r.IdleWrites = s.idle.Seconds(), r.IdleRequestsByMethod.writes()
 	_, peak, err := memory(op.cmd.Process.Pid)
 	if err != nil {

@@ -13,18 +13,30 @@ import (
 	"strings"
 )
 
-// requests counts an operator's API requests by HTTP method, as its client
-// reports them in rest_client_requests_total (client-go's metric, which
-// controller-runtime serves on the metrics endpoint).
+// requests counts an operator's API requests by HTTP method and the
+// status code they were answered with ("GET 404", "PATCH 409"), as its
+// client reports them in rest_client_requests_total (client-go's metric,
+// which controller-runtime serves on the metrics endpoint).
 type requests map[string]int
 
-// writes are the requests that change something.
+// methods sums r by HTTP method.
+func (r requests) methods() requests {
+	out := requests{}
+	for k, n := range r {
+		method, _, _ := strings.Cut(k, " ")
+		out[method] += n
+	}
+	return out
+}
+
+// writes are the requests that change something, whatever the answer.
 func (r requests) writes() int {
-	return r["POST"] + r["PUT"] + r["PATCH"] + r["DELETE"]
+	m := r.methods()
+	return m["POST"] + m["PUT"] + m["PATCH"] + m["DELETE"]
 }
 
 // reads are the rest: gets, lists and watches are all GETs.
-func (r requests) reads() int { return r["GET"] }
+func (r requests) reads() int { return r.methods()["GET"] }
 
 // minus is what was sent since before.
 func (r requests) minus(before requests) requests {
@@ -64,8 +76,8 @@ func get(ctx context.Context, url string) (io.ReadCloser, error) {
 	return resp.Body, nil
 }
 
-// parseRequests sums rest_client_requests_total by method from Prometheus'
-// text format, whose sample lines read
+// parseRequests sums rest_client_requests_total by method and code from
+// Prometheus' text format, whose sample lines read
 //
 //	rest_client_requests_total{code="200",host="127.0.0.1:6443",method="GET"} 42
 func parseRequests(r io.Reader) (requests, error) {
@@ -86,11 +98,11 @@ func parseRequests(r io.Reader) (requests, error) {
 		if err != nil {
 			return nil, fmt.Errorf("unreadable sample %q: %w", line, err)
 		}
-		method := label(labels, "method")
-		if method == "" {
-			return nil, fmt.Errorf("sample without a method: %q", line)
+		method, code := label(labels, "method"), label(labels, "code")
+		if method == "" || code == "" {
+			return nil, fmt.Errorf("sample without a method or a code: %q", line)
 		}
-		out[method] += int(n)
+		out[method+" "+code] += int(n)
 	}
 	return out, s.Err()
 }
