@@ -121,6 +121,10 @@ test: verify-generate verify-tree lint test-unit fuzz test-integration test-clus
 LABS_REAL_NODE := $(shell grep -l 'needs: real node' labs/[0-9]*.md | sed 's|^labs/\([0-9]*\).*|\1|' | paste -sd'|' -)
 LABS_FAKE_NODES := $(shell grep -L 'needs: real node' labs/[0-9]*.md | sed 's|^labs/\([0-9]*\).*|\1|' | paste -sd'|' -)
 
+# The cluster suites run through scripts/gotest.sh: go test -v, printing
+# each test's and each lab's time, and a failed run's whole output.
+GOTEST := $(ROOT)/scripts/gotest.sh
+
 # make test-e2e and make test-kind-part, in two lanes side by side: one has
 # the machine's real node (tests/deploy, tests/olm, tests/realnode, the labs
 # that need it, the README), the other none (the kind part, the other labs on
@@ -138,9 +142,9 @@ test-clusters: ## make test-e2e and make test-kind-part, in two lanes side by si
 	lane=$$!; \
 	trap 'kill $$lane 2>/dev/null || true' INT TERM; \
 	rc=0; cd tests; \
-	go test -count=1 -p 1 -timeout 50m ./deploy/ ./olm/ ./realnode/ ./internal/... || rc=1; \
-	go test -count=1 -timeout 60m -run 'TestLabs/($(LABS_REAL_NODE))' ./labs/ || rc=1; \
-	go test -count=1 -timeout 20m ./readme/ || rc=1; \
+	$(GOTEST) -count=1 -p 1 -timeout 50m ./deploy/ ./olm/ ./realnode/ ./internal/... || rc=1; \
+	$(GOTEST) -count=1 -timeout 60m -run 'TestLabs/($(LABS_REAL_NODE))' ./labs/ || rc=1; \
+	$(GOTEST) -count=1 -timeout 20m ./readme/ || rc=1; \
 	echo "test-clusters: the real node's lane ended ($$rc) after $$(( $$(date +%s) - start ))s; waiting for the other"; \
 	wait $$lane || true; \
 	echo "test-clusters: the other lane printed (bin/test-lane.log):"; cat $(BIN)/test-lane.log; \
@@ -160,11 +164,11 @@ test-lane:
 	else \
 		echo "test-lane: the kind part SKIPPED, no Docker daemon answers 'docker info' (scripts/dockerd.sh start starts one; E2E_KIND=required makes this a failure)" >&2; \
 	fi; \
-	(cd tests && go test -count=1 -timeout 30m -run 'TestLabs/($(LABS_FAKE_NODES))' ./labs/) || rc=1; \
+	(cd tests && $(GOTEST) -count=1 -timeout 30m -run 'TestLabs/($(LABS_FAKE_NODES))' ./labs/) || rc=1; \
 	if docker info >/dev/null 2>&1; then \
-		(cd tests && E2E_PROVIDER=kind go test -count=1 -p 1 -timeout 40m ./deploy/) || rc=1; \
+		(cd tests && E2E_PROVIDER=kind $(GOTEST) -count=1 -p 1 -timeout 40m ./deploy/) || rc=1; \
 	fi; \
-	(cd tests && go test -count=1 -timeout 30m ./e2e/) || rc=1; \
+	(cd tests && $(GOTEST) -count=1 -timeout 30m ./e2e/) || rc=1; \
 	exit $$rc
 
 .PHONY: verify-tree
@@ -214,8 +218,8 @@ KIND_LABS ?=
 .PHONY: test-kind
 test-kind: ## On kind (Docker; scripts/dockerd.sh starts a daemon here): the operators deployed from their manifests (tests/deploy) and through OLM (tests/olm), a CR of each Ready, and every lab (KIND_LABS=0[457] for some).
 	scripts/build-tools.sh kubernetes kind
-	$(if $(KIND_SUITES),cd tests && E2E_PROVIDER=kind go test -count=1 -p 1 -timeout 40m $(KIND_SUITES))
-	cd tests && E2E_PROVIDER=kind go test -count=1 -timeout 120m -run 'TestLabs/$(KIND_LABS)' ./labs/
+	$(if $(KIND_SUITES),cd tests && E2E_PROVIDER=kind $(GOTEST) -count=1 -p 1 -timeout 40m $(KIND_SUITES))
+	cd tests && E2E_PROVIDER=kind $(GOTEST) -count=1 -timeout 120m -run 'TestLabs/$(KIND_LABS)' ./labs/
 
 .PHONY: test-kind-part
 test-kind-part: ## make test's part of make test-kind: the deploy suite, labs 4, 5 and 7.
