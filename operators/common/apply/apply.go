@@ -89,7 +89,7 @@ func (o FieldOwner) ApplyChanged(ctx context.Context, c client.Client, obj runti
 	// is now, read into live's type so that it compares with what the cache
 	// will hold.
 	answer := reflect.New(reflect.TypeOf(live).Elem()).Interface().(client.Object)
-	if err := json.Unmarshal(mustJSON(obj), answer); err != nil {
+	if err := Decode(obj, answer); err != nil {
 		return true, fmt.Errorf("reading the answer to applying %T: %w", obj, err)
 	}
 	content, err := setFieldsHash(mask, answer)

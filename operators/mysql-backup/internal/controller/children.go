@@ -125,10 +125,10 @@ func pvcSpec(m *mysqlv1.MySQL) *corev1ac.PersistentVolumeClaimSpecApplyConfigura
 
 // deployment runs the server: one replica, and Recreate so that two servers
 // never share the data volume. serving labels its pods for the Service in
-// the template, as release 0.2.0 did once the restore was done (now
-// the operator labels the pods themselves: markServing); passwordVersion
-// rolls them when the password changed. The server requests requests of its node; new requests roll the
-// server too (its data is on its volume).
+// the template, as release 0.2.0 did once the restore was done (now the
+// operator labels the pods themselves: markServing); passwordVersion rolls
+// them when the password changed. The server requests requests of its
+// node; new requests roll the server too (its data is on its volume).
 func deployment(m *mysqlv1.MySQL, serving bool, passwordVersion string, requests pods.Requests) *appsv1ac.DeploymentApplyConfiguration {
 	podLabels := componentLabels(m, componentServer)
 	podLabels[homeworkAppLabel] = m.Name
