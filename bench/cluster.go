@@ -159,8 +159,8 @@ func (p *process) stop() {
 }
 
 // startOperator runs the binary of operator op, built by buildOperators,
-// on the cluster's bench namespace with the client limits given.
-func startOperator(ctx context.Context, c *cluster, op string, qps float64, burst int) (*process, error) {
+// on the cluster's bench namespace with the client limits and workers of s.
+func startOperator(ctx context.Context, c *cluster, op string, s settings) (*process, error) {
 	metricsPort, err := freePort()
 	if err != nil {
 		return nil, err
@@ -173,14 +173,19 @@ func startOperator(ctx context.Context, c *cluster, op string, qps float64, burs
 	if err != nil {
 		return nil, err
 	}
-	cmd := exec.CommandContext(ctx, filepath.Join(c.root, "bin", "bench", op+"-operator"),
-		"--kubeconfig="+c.kubeconfig(),
-		"--namespace="+namespace,
-		"--metrics-bind-address=127.0.0.1:"+strconv.Itoa(metricsPort),
-		"--health-probe-bind-address=127.0.0.1:"+strconv.Itoa(probePort),
-		"--pprof-bind-address=127.0.0.1:"+strconv.Itoa(pprofPort),
-		"--kube-api-qps="+strconv.FormatFloat(qps, 'f', -1, 64),
-		"--kube-api-burst="+strconv.Itoa(burst))
+	args := []string{
+		"--kubeconfig=" + c.kubeconfig(),
+		"--namespace=" + namespace,
+		"--metrics-bind-address=127.0.0.1:" + strconv.Itoa(metricsPort),
+		"--health-probe-bind-address=127.0.0.1:" + strconv.Itoa(probePort),
+		"--pprof-bind-address=127.0.0.1:" + strconv.Itoa(pprofPort),
+		"--kube-api-qps=" + strconv.FormatFloat(s.qps, 'f', -1, 64),
+		"--kube-api-burst=" + strconv.Itoa(s.burst),
+	}
+	if s.workers > 0 {
+		args = append(args, "--workers="+strconv.Itoa(s.workers))
+	}
+	cmd := exec.CommandContext(ctx, filepath.Join(c.root, "bin", "bench", op+"-operator"), args...)
 	p, err := start(cmd, logFile(c.root, op))
 	if err != nil {
 		return nil, err

@@ -62,6 +62,7 @@ func run() error {
 	flag.BoolVar(&seed, "seed", true, "also measure the workshop's Python gordon operator (needs python3-kubernetes)")
 	flag.Float64Var(&s.qps, "kube-api-qps", 20, "client QPS of the operators and the floor (the operators' default)")
 	flag.IntVar(&s.burst, "kube-api-burst", 30, "client burst of the operators and the floor (the operators' default)")
+	flag.IntVar(&s.workers, "workers", 0, "the operators' --workers, custom resources reconciled at once (0: each operator's default)")
 	flag.DurationVar(&s.idle, "idle", time.Minute, "how long each operator is watched idle after converging")
 	flag.DurationVar(&s.timeout, "timeout", 20*time.Minute, "how long each operator may take to get every CR done")
 	flag.StringVar(&s.cluster, "cluster", "bench", "name of the local cluster, created fresh for each measure and deleted after")

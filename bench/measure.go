@@ -20,6 +20,7 @@ type settings struct {
 	cluster string
 	qps     float64
 	burst   int
+	workers int
 	idle    time.Duration
 	timeout time.Duration
 }
@@ -79,7 +80,7 @@ func measure(ctx context.Context, s settings, w workload) (*result, error) {
 	if err != nil {
 		return nil, err
 	}
-	op, err := startOperator(ctx, c, w.operator, s.qps, s.burst)
+	op, err := startOperator(ctx, c, w.operator, s)
 	if err != nil {
 		return nil, err
 	}

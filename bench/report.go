@@ -29,6 +29,7 @@ type machine struct {
 	Go           string  `json:"go"`
 	KubeAPIQPS   float64 `json:"kube_api_qps"`
 	KubeAPIBurst int     `json:"kube_api_burst"`
+	Workers      int     `json:"workers,omitempty"`
 }
 
 // order is the order of the table's rows.
@@ -37,7 +38,7 @@ var order = []string{"database", "mysql-backup", "etcd-cluster", "gordon"}
 func describeMachine(root string, s settings) machine {
 	m := machine{
 		Date: time.Now().UTC().Format(time.RFC3339), CPUs: runtime.NumCPU(), Go: runtime.Version(),
-		KubeAPIQPS: s.qps, KubeAPIBurst: s.burst,
+		KubeAPIQPS: s.qps, KubeAPIBurst: s.burst, Workers: s.workers,
 	}
 	if out, err := exec.Command("git", "-C", root, "rev-parse", "--short", "HEAD").Output(); err == nil {
 		m.Commit = strings.TrimSpace(string(out))
@@ -97,8 +98,12 @@ func (rep report) table() string {
 			r.IdleWrites, r.IdleSeconds, r.PeakRSSMiB, r.CPUSeconds, r.FloorSeconds, r.RatioToFloor, seed)
 	}
 	m := rep.Machine
-	fmt.Fprintf(&b, "\nMeasured %s at %s on %d CPUs (%s), %.1f GiB, %s; clients at %g QPS, burst %d.\n",
-		m.Date[:10], m.Commit, m.CPUs, m.CPUModel, m.MemoryGiB, m.Go, m.KubeAPIQPS, m.KubeAPIBurst)
+	workers := ""
+	if m.Workers > 0 {
+		workers = fmt.Sprintf("; operators at --workers=%d", m.Workers)
+	}
+	fmt.Fprintf(&b, "\nMeasured %s at %s on %d CPUs (%s), %.1f GiB, %s; clients at %g QPS, burst %d%s.\n",
+		m.Date[:10], m.Commit, m.CPUs, m.CPUModel, m.MemoryGiB, m.Go, m.KubeAPIQPS, m.KubeAPIBurst, workers)
 	return b.String()
 }
 
