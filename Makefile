@@ -114,7 +114,15 @@ lint: ## Lint the Go code of every module and the shell scripts.
 ##@ Test
 
 .PHONY: test
-test: verify-generate verify-tree lint test-unit fuzz test-integration test-clusters bench-smoke ## Everything CI runs: generate and tree checks, lint, unit, fuzzing, envtest and e2e tests, the kind tests' part, a small run of the benchmark.
+test: verify-generate verify-tree lint test-unit test-clusters ## Everything CI runs: generate and tree checks, lint, unit, fuzzing, envtest and e2e tests, the kind tests' part, a small run of the benchmark.
+
+# What test-clusters' lanes run after their suites (make test: fuzzing and
+# test-integration in the other lane, bench-smoke in the real node's), where
+# the machine has cores to spare: by then the labs mostly wait on clusters.
+OTHER_LANE_ALSO ?=
+REAL_LANE_ALSO ?=
+test: OTHER_LANE_ALSO = fuzz test-integration
+test: REAL_LANE_ALSO = bench-smoke
 
 # The labs that need the local cluster's real node (their "needs: real
 # node" marker) and the others, as patterns of TestLabs' subtests.
@@ -138,13 +146,15 @@ test-clusters: ## make test-e2e and make test-kind-part, in two lanes side by si
 	scripts/build-tools.sh kubernetes etcd kwok
 	@mkdir -p $(BIN)
 	@start=$$(date +%s); \
-	{ $(MAKE) --no-print-directory test-lane >$(BIN)/test-lane.log 2>&1 && echo 0 >$(BIN)/test-lane.rc || echo $$? >$(BIN)/test-lane.rc; } & \
+	{ $(MAKE) --no-print-directory test-lane OTHER_LANE_ALSO='$(OTHER_LANE_ALSO)' >$(BIN)/test-lane.log 2>&1 && echo 0 >$(BIN)/test-lane.rc || echo $$? >$(BIN)/test-lane.rc; } & \
 	lane=$$!; \
 	trap 'kill $$lane 2>/dev/null || true' INT TERM; \
 	rc=0; cd tests; \
 	$(GOTEST) -count=1 -p 1 -timeout 50m ./deploy/ ./olm/ ./realnode/ ./internal/... || rc=1; \
 	$(GOTEST) -count=1 -timeout 60m -run 'TestLabs/($(LABS_REAL_NODE))' ./labs/ || rc=1; \
 	$(GOTEST) -count=1 -timeout 20m ./readme/ || rc=1; \
+	cd ..; \
+	if [ -n "$(REAL_LANE_ALSO)" ]; then $(MAKE) --no-print-directory -k $(REAL_LANE_ALSO) || rc=1; fi; \
 	echo "test-clusters: the real node's lane ended ($$rc) after $$(( $$(date +%s) - start ))s; waiting for the other"; \
 	wait $$lane || true; \
 	echo "test-clusters: the other lane printed (bin/test-lane.log):"; cat $(BIN)/test-lane.log; \
@@ -169,6 +179,7 @@ test-lane:
 		(cd tests && E2E_PROVIDER=kind $(GOTEST) -count=1 -p 1 -timeout 40m ./deploy/) || rc=1; \
 	fi; \
 	(cd tests && $(GOTEST) -count=1 -timeout 30m ./e2e/) || rc=1; \
+	if [ -n "$(OTHER_LANE_ALSO)" ]; then $(MAKE) --no-print-directory -k $(OTHER_LANE_ALSO) || rc=1; fi; \
 	exit $$rc
 
 .PHONY: verify-tree

@@ -75,11 +75,38 @@ build_operator() {
 			tags+=("$registry/$op-operator:v$v")
 			continue
 		fi
-		PLATFORMS=$platform TREE=$("$root/scripts/release.sh" worktree "$v") "$root/scripts/release.sh" image "$op" \
-			"$out/$op-operator-v$v.tar" "$registry/$op-operator:v$v" >/dev/null
+		released_image "$op" "$v" "$commit" "$platform"
 	done
 	[ ${#tags[@]} -gt 0 ] || die "the catalog has no bundle of $op at $(cat "$root/catalog/VERSION")"
 	PLATFORMS=$platform "$root/scripts/release.sh" image "$op" "$out/$op-operator.tar" "${tags[@]}" >/dev/null
+}
+
+# released_image OP VERSION COMMIT PLATFORM builds OP's image of release
+# VERSION from COMMIT, unless the archive an earlier build left was built
+# from the same commit, by the same build scripts and Go, for the same
+# platform and name (its key file says so): that build's output is the same
+# (release.sh image is reproducible), and each OLM install builds the set
+# anew, so released images are built once, not on every install.
+released_image() {
+	local op=$1 v=$2 commit=$3 platform=$4 archive key
+	archive=$out/$op-operator-v$v.tar
+	key=$(
+		{
+			echo "$commit $platform $registry/$op-operator:v$v"
+			go version
+			cat "$root/scripts/release.sh"
+			find "$root/scripts/images" -type f \( -name '*.go' -o -name go.mod -o -name go.sum \) -print0 |
+				sort -z | xargs -0 sha256sum | sed "s|$root/||"
+		} | sha256sum | cut -d' ' -f1
+	)
+	if [ -f "$archive" ] && [ "$(cat "$archive.key" 2>/dev/null)" = "$key" ]; then
+		say "$op-operator v$v: built earlier from $commit (${archive#"$root"/})"
+		return
+	fi
+	rm -f "$archive.key"
+	PLATFORMS=$platform TREE=$("$root/scripts/release.sh" worktree "$v") "$root/scripts/release.sh" image "$op" \
+		"$archive" "$registry/$op-operator:v$v" >/dev/null
+	echo "$key" >"$archive.key"
 }
 
 # build_bundle DIR builds the image of the catalog's bundle DIR (relative to

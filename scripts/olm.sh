@@ -189,8 +189,8 @@ up() {
 	olm_image=$("$root/scripts/images.sh" olm-image)
 	"$nodes" import "$name" olm
 
-	say "building the operator, bundle and catalog images (scripts/olm-images.sh)"
-	REGISTRY=$registry "$root/scripts/olm-images.sh" build
+	# push builds the images, then pushes them: built once.
+	say "building the operator, bundle and catalog images and pushing them to the registry (scripts/olm-images.sh push)"
 	catalog_image=$registry/catalog:v$(cat "$root/catalog/VERSION")
 	start_registry
 	REGISTRY=$registry "$root/scripts/olm-images.sh" push "$mirror" | sed 's/^/olm.sh: /' >&2
