@@ -81,32 +81,38 @@ build_operator() {
 	PLATFORMS=$platform "$root/scripts/release.sh" image "$op" "$out/$op-operator.tar" "${tags[@]}" >/dev/null
 }
 
+# built_with is what a released image is built with besides its commit: Go,
+# release.sh and scripts/images' sources, hashed once per run.
+built_with=
+
 # released_image OP VERSION COMMIT PLATFORM builds OP's image of release
 # VERSION from COMMIT, unless the archive an earlier build left was built
-# from the same commit, by the same build scripts and Go, for the same
-# platform and name (its key file says so): that build's output is the same
-# (release.sh image is reproducible), and each OLM install builds the set
-# anew, so released images are built once, not on every install.
+# from the same commit, with the same Go and scripts, for the same platform
+# and name (its stamp file says so, as scripts/images.sh's archives' do):
+# that build's output is the same (release.sh image is reproducible), and
+# each OLM install builds the set anew, so released images are built once,
+# not on every install.
 released_image() {
-	local op=$1 v=$2 commit=$3 platform=$4 archive key
+	local op=$1 v=$2 commit=$3 platform=$4 archive want
 	archive=$out/$op-operator-v$v.tar
-	key=$(
+	[ -n "$built_with" ] || built_with=$(
 		{
-			echo "$commit $platform $registry/$op-operator:v$v"
 			go version
 			cat "$root/scripts/release.sh"
 			find "$root/scripts/images" -type f \( -name '*.go' -o -name go.mod -o -name go.sum \) -print0 |
 				sort -z | xargs -0 sha256sum | sed "s|$root/||"
 		} | sha256sum | cut -d' ' -f1
 	)
-	if [ -f "$archive" ] && [ "$(cat "$archive.key" 2>/dev/null)" = "$key" ]; then
+	want="$commit $platform $registry/$op-operator:v$v $built_with"
+	if [ -f "$archive" ] && [ "$(cat "$archive.stamp" 2>/dev/null)" = "$want" ]; then
 		say "$op-operator v$v: built earlier from $commit (${archive#"$root"/})"
 		return
 	fi
-	rm -f "$archive.key"
+	# A build that fails leaves no stamp to trust.
+	rm -f "$archive.stamp"
 	PLATFORMS=$platform TREE=$("$root/scripts/release.sh" worktree "$v") "$root/scripts/release.sh" image "$op" \
 		"$archive" "$registry/$op-operator:v$v" >/dev/null
-	echo "$key" >"$archive.key"
+	echo "$want" >"$archive.stamp"
 }
 
 # build_bundle DIR builds the image of the catalog's bundle DIR (relative to
