@@ -140,12 +140,15 @@ GOTEST := $(ROOT)/scripts/gotest.sh
 # run operators on this machine's own ports, as a learner does (the labs, the
 # README), take turns (tests/internal/cluster.LockHost), and the kind labs go
 # first, while the first lane runs the suites that do not. The second lane's
-# output goes to bin/test-lane.log, printed whole when it ends.
+# output goes to bin/test-lane.log, printed whole when it ends; what the
+# failed tests of both printed last (scripts/gotest.sh) comes again at the
+# end, where CI's summary shows it.
 .PHONY: test-clusters
 test-clusters: ## make test-e2e and make test-kind-part, in two lanes side by side.
 	scripts/build-tools.sh kubernetes etcd kwok
 	@mkdir -p $(BIN)
 	@start=$$(date +%s); \
+	rm -rf $(BIN)/test-failures; export GOTEST_FAILURES=$(BIN)/test-failures; \
 	{ $(MAKE) --no-print-directory test-lane OTHER_LANE_ALSO='$(OTHER_LANE_ALSO)' >$(BIN)/test-lane.log 2>&1 && echo 0 >$(BIN)/test-lane.rc || echo $$? >$(BIN)/test-lane.rc; } & \
 	lane=$$!; \
 	trap 'kill $$lane 2>/dev/null || true' INT TERM; \
@@ -159,6 +162,7 @@ test-clusters: ## make test-e2e and make test-kind-part, in two lanes side by si
 	wait $$lane || true; \
 	echo "test-clusters: the other lane printed (bin/test-lane.log):"; cat $(BIN)/test-lane.log; \
 	other=$$(cat $(BIN)/test-lane.rc); \
+	if [ -n "$$(ls $(BIN)/test-failures 2>/dev/null)" ]; then echo "test-clusters: what the failed tests printed last, again:"; cat $(BIN)/test-failures/*; fi; \
 	echo "test-clusters: real node's lane $$rc, other lane $$other, after $$(( $$(date +%s) - start ))s"; \
 	[ "$$rc" = 0 ] && [ "$$other" = 0 ]
 
