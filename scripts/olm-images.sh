@@ -81,47 +81,82 @@ build_operator() {
 	PLATFORMS=$platform "$root/scripts/release.sh" image "$op" "$out/$op-operator.tar" "${tags[@]}" >/dev/null
 }
 
-# built_with is what a released image is built with besides its commit: Go,
-# release.sh and scripts/images' sources, hashed once per run.
-built_with=
+# digest FILE|DIR... prints one hash of the files named and of those under
+# the directories named: their paths in the tree and their contents.
+digest() {
+	find "$@" -type f -print0 | sort -z | xargs -0 sha256sum | sed "s|$root/||" | sha256sum | cut -d' ' -f1
+}
+
+# tools is what every kept image is built with: Go and scripts/images'
+# programs (mkimage), hashed once per run (by hash_tools, in this shell).
+tools=
+hash_tools() {
+	[ -n "$tools" ] || tools=$({ go version && digest "$root/scripts/images"; } | sha256sum | cut -d' ' -f1)
+}
+
+# Kept images, as scripts/images.sh keeps its archives: ARCHIVE.stamp holds
+# what ARCHIVE was built from, and an archive whose stamp says the same as a
+# new build's would is not built again. kept ARCHIVE WANT says whether
+# ARCHIVE was built from WANT; keep ARCHIVE WANT COMMAND... removes its
+# stamp, so that a build that fails leaves none to trust, runs COMMAND and
+# writes the stamp once COMMAND has built ARCHIVE.
+kept() { [ -f "$1" ] && [ "$(cat "$1.stamp" 2>/dev/null)" = "$2" ]; }
+keep() {
+	local archive=$1 want=$2
+	shift 2
+	rm -f "$archive.stamp"
+	"$@"
+	echo "$want" >"$archive.stamp"
+}
 
 # released_image OP VERSION COMMIT PLATFORM builds OP's image of release
 # VERSION from COMMIT, unless the archive an earlier build left was built
-# from the same commit, with the same Go and scripts, for the same platform
-# and name (its stamp file says so, as scripts/images.sh's archives' do):
-# that build's output is the same (release.sh image is reproducible), and
-# each OLM install builds the set anew, so released images are built once,
-# not on every install.
+# from the same commit, with the same Go, release.sh and scripts/images,
+# for the same platform and name: that build's output is the same
+# (release.sh image is reproducible), and each OLM install builds the set
+# anew, so released images are built once, not on every install.
 released_image() {
 	local op=$1 v=$2 commit=$3 platform=$4 archive want
 	archive=$out/$op-operator-v$v.tar
-	[ -n "$built_with" ] || built_with=$(
-		{
-			go version
-			cat "$root/scripts/release.sh"
-			find "$root/scripts/images" -type f \( -name '*.go' -o -name go.mod -o -name go.sum \) -print0 |
-				sort -z | xargs -0 sha256sum | sed "s|$root/||"
-		} | sha256sum | cut -d' ' -f1
-	)
-	want="$commit $platform $registry/$op-operator:v$v $built_with"
-	if [ -f "$archive" ] && [ "$(cat "$archive.stamp" 2>/dev/null)" = "$want" ]; then
+	hash_tools
+	want="$commit $platform $registry/$op-operator:v$v $tools $(digest "$root/scripts/release.sh")"
+	if kept "$archive" "$want"; then
 		say "$op-operator v$v: built earlier from $commit (${archive#"$root"/})"
 		return
 	fi
-	# A build that fails leaves no stamp to trust.
-	rm -f "$archive.stamp"
-	PLATFORMS=$platform TREE=$("$root/scripts/release.sh" worktree "$v") "$root/scripts/release.sh" image "$op" \
-		"$archive" "$registry/$op-operator:v$v" >/dev/null
-	echo "$want" >"$archive.stamp"
+	keep "$archive" "$want" released_build "$op" "$v" "$platform" "$archive"
+}
+
+released_build() {
+	PLATFORMS=$3 TREE=$("$root/scripts/release.sh" worktree "$2") "$root/scripts/release.sh" image "$1" \
+		"$4" "$registry/$1-operator:v$2" >/dev/null
 }
 
 # build_bundle DIR builds the image of the catalog's bundle DIR (relative to
 # catalog/), named as the catalog names it.
 build_bundle() { "$root/scripts/release.sh" bundle-image "$root/catalog/$1" "$out"; }
 
+# build_catalog builds the catalog image: opm and grpc_health_probe, built
+# from the modules catalog/gen pins, serving catalog/index. It is kept while
+# those, this script, Go and scripts/images are the same (its stamp), as a
+# released image is: its 60 MB of binaries take a quarter of a minute to
+# build and pack, on every OLM install.
 build_catalog() {
-	local stage=$work/stage/catalog version start=$SECONDS
+	local archive=$out/catalog.tar version want start=$SECONDS
 	version=$(cat "$root/catalog/VERSION")
+	hash_tools
+	want="$registry/catalog:v$version linux/$(go env GOARCH) $tools $(digest "$root/catalog/index" \
+		"$root/catalog/gen/go.mod" "$root/catalog/gen/go.sum" "$root/scripts/olm-images.sh")"
+	if kept "$archive" "$want"; then
+		say "catalog: built earlier from the same catalog/index, opm and scripts (${archive#"$root"/})"
+		return
+	fi
+	keep "$archive" "$want" catalog_build "$archive" "$registry/catalog:v$version"
+	say "built catalog in $((SECONDS - start))s"
+}
+
+catalog_build() {
+	local stage=$work/stage/catalog
 	rm -rf "$stage"
 	mkdir -p "$stage/bin" "$stage/tmp"
 	chmod 1777 "$stage/tmp"
@@ -135,10 +170,9 @@ build_catalog() {
 	# opens it read-write, as whatever user the pod runs as (OLM: 1001).
 	"$stage/bin/opm" serve "$stage/configs" --cache-dir="$stage/tmp/cache" --cache-only 2>/dev/null
 	chmod -R a+rwX "$stage/tmp/cache"
-	mkimage --out "$out/catalog.tar" --layer "$stage" --user "$nonroot" \
+	mkimage --out "$1" --layer "$stage" --user "$nonroot" \
 		--entrypoint /bin/opm --cmd serve --cmd /configs --cmd --cache-dir=/tmp/cache --expose 50051/tcp \
-		--label operators.operatorframework.io.index.configs.v1=/configs --tag "$registry/catalog:v$version"
-	say "built catalog in $((SECONDS - start))s"
+		--label operators.operatorframework.io.index.configs.v1=/configs --tag "$2"
 }
 
 build_all() {
