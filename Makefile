@@ -114,14 +114,16 @@ lint: ## Lint the Go code of every module and the shell scripts.
 ##@ Test
 
 .PHONY: test
-test: verify-generate verify-tree lint test-unit test-clusters ## Everything CI runs: generate and tree checks, lint, unit, fuzzing, envtest and e2e tests, the kind tests' part, a small run of the benchmark.
+test: verify-generate verify-tree lint test-clusters ## Everything CI runs: generate and tree checks, lint, unit, fuzzing, envtest and e2e tests, the kind tests' part, a small run of the benchmark.
 
-# What test-clusters' lanes run after their suites (make test: fuzzing and
-# test-integration in the other lane, bench-smoke in the real node's), where
-# the machine has cores to spare: by then the labs mostly wait on clusters.
+# What test-clusters' lanes run after their suites (make test: the unit
+# tests, fuzzing and test-integration in the other lane, bench-smoke in the
+# real node's), where the machine has cores to spare: the real node's lane,
+# one cluster at a time on the one node, bounds make test, and its labs
+# mostly wait on clusters.
 OTHER_LANE_ALSO ?=
 REAL_LANE_ALSO ?=
-test: OTHER_LANE_ALSO = fuzz test-integration
+test: OTHER_LANE_ALSO = test-unit fuzz test-integration
 test: REAL_LANE_ALSO = bench-smoke
 
 # The labs that need the local cluster's real node (their "needs: real
