@@ -127,9 +127,15 @@ released_image() {
 	keep "$archive" "$want" released_build "$op" "$v" "$platform" "$archive"
 }
 
+# released_build OP VERSION PLATFORM ARCHIVE builds OP's image of release
+# VERSION into ARCHIVE, from a worktree of its commit. The worktree is made
+# first, on a line of its own: a failure there stops the build, where a
+# TREE= prefix would hide it and build the current tree under the released
+# name, then keep it.
 released_build() {
-	PLATFORMS=$3 TREE=$("$root/scripts/release.sh" worktree "$2") "$root/scripts/release.sh" image "$1" \
-		"$4" "$registry/$1-operator:v$2" >/dev/null
+	local tree
+	tree=$("$root/scripts/release.sh" worktree "$2")
+	PLATFORMS=$3 TREE=$tree "$root/scripts/release.sh" image "$1" "$4" "$registry/$1-operator:v$2" >/dev/null
 }
 
 # build_bundle DIR builds the image of the catalog's bundle DIR (relative to
