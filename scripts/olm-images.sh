@@ -88,11 +88,8 @@ digest() {
 }
 
 # tools is what every kept image is built with: Go and scripts/images'
-# programs (mkimage), hashed once per run (by hash_tools, in this shell).
+# programs (mkimage), hashed once by build_all.
 tools=
-hash_tools() {
-	[ -n "$tools" ] || tools=$({ go version && digest "$root/scripts/images"; } | sha256sum | cut -d' ' -f1)
-}
 
 # Kept images, as scripts/images.sh keeps its archives: ARCHIVE.stamp holds
 # what ARCHIVE was built from, and an archive whose stamp says the same as a
@@ -118,7 +115,6 @@ keep() {
 released_image() {
 	local op=$1 v=$2 commit=$3 platform=$4 archive want
 	archive=$out/$op-operator-v$v.tar
-	hash_tools
 	want="$commit $platform $registry/$op-operator:v$v $tools $(digest "$root/scripts/release.sh")"
 	if kept "$archive" "$want"; then
 		say "$op-operator v$v: built earlier from $commit (${archive#"$root"/})"
@@ -150,7 +146,6 @@ build_bundle() { "$root/scripts/release.sh" bundle-image "$root/catalog/$1" "$ou
 build_catalog() {
 	local archive=$out/catalog.tar version want start=$SECONDS
 	version=$(cat "$root/catalog/VERSION")
-	hash_tools
 	want="$registry/catalog:v$version linux/$(go env GOARCH) $tools $(digest "$root/catalog/index" \
 		"$root/catalog/gen/go.mod" "$root/catalog/gen/go.sum" "$root/scripts/olm-images.sh")"
 	if kept "$archive" "$want"; then
@@ -184,6 +179,7 @@ catalog_build() {
 build_all() {
 	local op dir
 	mkdir -p "$out" "$work"
+	tools=$({ go version && digest "$root/scripts/images"; } | sha256sum | cut -d' ' -f1)
 	for op in "${operators[@]}"; do build_operator "$op"; done
 	for dir in $(bundles); do build_bundle "$dir"; done
 	build_catalog
