@@ -18,12 +18,20 @@ rc=${PIPESTATUS[0]}
 
 # failed_ends prints the last lines of the log of each test that failed and
 # has no failed subtest: the lines go test -v printed after its "=== RUN",
-# "=== CONT" or "=== NAME" line, up to the next such line.
+# "=== CONT" or "=== NAME" line, up to the next such line. A "--- FAIL:"
+# line counts only for a test this run ran: a test's log may hold another
+# go test's output (a lab's check of the learner's code, failing before the
+# learner wrote it).
 failed_ends() {
-	awk -v keep=50 '
+	awk -v keep=80 '
+		/^=== RUN / { ran[$3] = 1 }
 		/^=== (RUN|CONT|NAME) / { cur = $3; next }
 		{ lines[cur, ++n[cur]] = $0 }
-		match($0, /^ *--- FAIL: [^ ]+/) { f = substr($0, RSTART, RLENGTH); sub(/^ *--- FAIL: /, "", f); failed[f] = 1 }
+		match($0, /^ *--- FAIL: [^ ]+/) {
+			f = substr($0, RSTART, RLENGTH)
+			sub(/^ *--- FAIL: /, "", f)
+			if (f in ran) failed[f] = 1
+		}
 		END {
 			for (t in failed) {
 				leaf = 1

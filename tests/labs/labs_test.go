@@ -203,10 +203,10 @@ func runLab(t *testing.T, root, lab string) {
 			b.checkRunning(t)
 		}
 		if err != nil {
-			t.Fatalf("%s:%d: the block failed (%v); its commands and their output are logged above", file, s.line, err)
+			failWithCluster(t, command, "%s:%d: the block failed (%v); its commands and their output are logged above", file, s.line, err)
 		}
 		if s.wantLine != 0 && !matches(s.want, string(out)) {
-			t.Fatalf("%s:%d: the block's output is not what the ```text block of line %d shows (its lines in order, \"...\" for lines or text left out, runs of spaces as one):\n--- shown:\n%s\n--- printed:\n%s",
+			failWithCluster(t, command, "%s:%d: the block's output is not what the ```text block of line %d shows (its lines in order, \"...\" for lines or text left out, runs of spaces as one):\n--- shown:\n%s\n--- printed:\n%s",
 				file, s.line, s.wantLine, strings.Join(s.want, "\n"), out)
 		}
 		if i == lastCheck {
@@ -225,6 +225,31 @@ func runLab(t *testing.T, root, lab string) {
 			}
 		}
 	}
+}
+
+// clusterState shows, after a block failed, what the cluster's pods and
+// their conditions look like and what happened to them last: a kubelet's
+// Event (a failed probe, a restart) often says why a pod a block shows was
+// not as the lab says. It is best effort: the cluster may be down.
+const clusterState = `set +e
+kubectl get pods -A -o wide
+kubectl get pods -A -o jsonpath='{range .items[*]}{.metadata.namespace}/{.metadata.name}:{range .status.conditions[*]} {.type}={.status}@{.lastTransitionTime}{end}{"\n"}{end}'
+kubectl get events -A --sort-by=.metadata.creationTimestamp | tail -n 40`
+
+// failWithCluster fails the test with the message format, then logs the
+// cluster's state, last, where make test's summary of a failed test shows
+// it (scripts/gotest.sh).
+func failWithCluster(t *testing.T, command func(context.Context, string) *exec.Cmd, format string, args ...any) {
+	t.Helper()
+	t.Errorf(format, args...)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	out, err := command(ctx, clusterState).CombinedOutput()
+	if err != nil {
+		out = fmt.Appendf(out, "(%v)\n", err)
+	}
+	t.Logf("the cluster when the block failed:\n%s", out)
+	t.FailNow()
 }
 
 // learnerEnv is env without what make passes to the commands it runs
