@@ -3,8 +3,10 @@
 //
 //  1. Get the object; when it is gone, Forget what was remembered of it
 //     (the Degraded reasons Told included).
-//  2. Leave it alone when another operator Manages it, or Hold the pass
-//     while the cache catches up with this operator's own writes.
+//  2. Leave it alone when another operator Manages it, or when it is the
+//     copy this process's last write to it replaced (the cache has not
+//     seen the write yet, and the write's event brings it back), or Hold
+//     the pass while the cache catches up with this operator's own writes.
 //  3. When it is being deleted: run the Finalize step, Summarize it, write
 //     the status, and release the Finalizer once the step is done. Without
 //     a Finalizer there is nothing to do: owner references take the
@@ -118,6 +120,7 @@ func Run[T Object, O any](ctx context.Context, req ctrl.Request, s Steps[T, O]) 
 	obj := s.New()
 	if err := s.Client.Get(ctx, req.NamespacedName, obj); err != nil {
 		if apierrors.IsNotFound(err) {
+			written.forget(obj, req.NamespacedName)
 			if s.Told != nil {
 				s.Told.Forget(req.NamespacedName)
 			}
@@ -130,6 +133,13 @@ func Run[T Object, O any](ctx context.Context, req ctrl.Request, s Steps[T, O]) 
 	if s.Manages != nil && !s.Manages(obj) {
 		return ctrl.Result{}, nil
 	}
+	if written.stale(obj) {
+		// The cache has not seen this process's last write yet; that
+		// write's watch event brings the object back.
+		return ctrl.Result{}, nil
+	}
+	read := obj.GetResourceVersion()
+	defer func() { written.record(obj, read) }()
 	if !obj.GetDeletionTimestamp().IsZero() {
 		return ctrl.Result{}, s.finalize(ctx, obj)
 	}

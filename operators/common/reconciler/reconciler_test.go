@@ -13,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -85,7 +86,10 @@ func newFixture(t *testing.T, finalizers ...string) *fixture {
 	gv := schema.GroupVersion{Group: "example.org", Version: "v1"}
 	s.AddKnownTypes(gv, &thing{}, &thingList{})
 	metav1.AddToGroupVersion(s, gv)
-	obj := &thing{ObjectMeta: metav1.ObjectMeta{Name: key.Name, Namespace: key.Namespace, Generation: 3, Finalizers: finalizers}}
+	// Each test's object is another object, as the API server's are: the
+	// fake client starts every one at the same resourceVersion.
+	obj := &thing{ObjectMeta: metav1.ObjectMeta{Name: key.Name, Namespace: key.Namespace, Generation: 3, Finalizers: finalizers,
+		UID: types.UID(t.Name())}}
 	return &fixture{
 		c:        fake.NewClientBuilder().WithScheme(s).WithObjects(obj).WithStatusSubresource(obj).Build(),
 		recorder: events.NewFakeRecorder(10),
@@ -351,5 +355,65 @@ func TestSettlingPassWritesNoStatus(t *testing.T) {
 	}
 	if got := f.stored(t); got.Status.Note != "observed" || got.Status.ObservedGeneration != 3 {
 		t.Errorf("a blocked pass that may settle: status %+v; want it written", got.Status)
+	}
+}
+
+// staleCache answers Get with the copy it was given, as a cache that has
+// not seen the last write yet does, and writes through to the fake API
+// server.
+type staleCache struct {
+	client.Client
+	copy *thing
+}
+
+func (c staleCache) Get(_ context.Context, _ client.ObjectKey, obj client.Object, _ ...client.GetOption) error {
+	*obj.(*thing) = *c.copy.DeepCopyObject().(*thing)
+	return nil
+}
+
+func TestPassOnTheCopyAWriteReplacedSkips(t *testing.T) {
+	f := newFixture(t, finalizer)
+	before := f.stored(t)
+	if _, err := f.run(t, f.steps()); err != nil {
+		t.Fatal(err)
+	}
+	written := f.stored(t)
+	if written.ResourceVersion == before.ResourceVersion || f.normals != 1 {
+		t.Fatalf("the first pass wrote nothing (resourceVersion %s, %d Normal passes)", written.ResourceVersion, f.normals)
+	}
+
+	// A child's event brings the object back before the cache has seen
+	// the status write: the pass reads the copy from before it.
+	s := f.steps()
+	s.Client = staleCache{Client: f.c, copy: before}
+	if _, err := f.run(t, s); err != nil {
+		t.Fatalf("a pass on the replaced copy: %v; want it skipped, not a conflict", err)
+	}
+	if f.normals != 1 {
+		t.Fatalf("Normal ran on the copy the status write replaced (%d passes)", f.normals)
+	}
+	if got := f.stored(t); got.ResourceVersion != written.ResourceVersion {
+		t.Fatalf("the skipped pass wrote (resourceVersion %s, want %s)", got.ResourceVersion, written.ResourceVersion)
+	}
+
+	// The write's own event: the cache holds it, and the pass runs.
+	s.Client = staleCache{Client: f.c, copy: written}
+	if _, err := f.run(t, s); err != nil {
+		t.Fatal(err)
+	}
+	if f.normals != 2 {
+		t.Fatalf("Normal did not run on the written copy (%d passes)", f.normals)
+	}
+
+	// Another object made under the same name, at the same
+	// resourceVersion (another API server's): not a stale copy.
+	other := before.DeepCopyObject().(*thing)
+	other.UID = "another"
+	s.Client = staleCache{Client: f.c, copy: other}
+	if _, err := f.run(t, s); err != nil && !apierrors.IsConflict(errors.Unwrap(err)) {
+		t.Fatal(err)
+	}
+	if f.normals != 3 {
+		t.Fatalf("Normal did not run on another object of the same name (%d passes)", f.normals)
 	}
 }

@@ -1,0 +1,72 @@
+package reconciler
+
+import (
+	"reflect"
+	"sync"
+
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// written remembers, for each object a pass wrote (its status, a
+// finalizer), the resourceVersion that write replaced. The cache answers a
+// pass with what its watch has delivered so far: a pass that a child's
+// event starts a moment after the write may read the copy from before it.
+// Every write from that copy would fail with a conflict (the writes carry
+// the resourceVersion they were computed from), after the pass spent its
+// reads and its children's requests on a spec and status already out of
+// date; and the write's own watch event brings the object back anyway. So
+// a pass that reads exactly the copy a write of this process replaced
+// skips: no request, no conflict. Any other copy (a newer one, one a
+// person wrote, the object made again under its name) is worked on as
+// usual.
+var written = superseded{byKey: map[supersededKey]supersededAt{}}
+
+type superseded struct {
+	mu    sync.Mutex
+	byKey map[supersededKey]supersededAt
+}
+
+// supersededKey names an object by its Go type (the operators share a
+// process in tests) and its namespace and name, which are all a pass for
+// an object that is gone knows of it.
+type supersededKey struct {
+	kind reflect.Type
+	key  client.ObjectKey
+}
+
+type supersededAt struct {
+	uid             types.UID
+	resourceVersion string
+}
+
+func keyOf(obj client.Object) supersededKey {
+	return supersededKey{reflect.TypeOf(obj), client.ObjectKeyFromObject(obj)}
+}
+
+// record notes that obj, read at resourceVersion was, has just been
+// written: a copy at was is out of date. Nothing is noted when no write
+// happened (obj's resourceVersion is still was).
+func (s *superseded) record(obj client.Object, was string) {
+	if obj.GetResourceVersion() == was {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.byKey[keyOf(obj)] = supersededAt{obj.GetUID(), was}
+}
+
+// stale reports whether obj is a copy a write of this process replaced.
+func (s *superseded) stale(obj client.Object) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	at, ok := s.byKey[keyOf(obj)]
+	return ok && at.uid == obj.GetUID() && at.resourceVersion == obj.GetResourceVersion()
+}
+
+// forget drops what was noted of the object of type like at key, gone.
+func (s *superseded) forget(like client.Object, key client.ObjectKey) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.byKey, supersededKey{reflect.TypeOf(like), key})
+}
