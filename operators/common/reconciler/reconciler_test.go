@@ -410,7 +410,7 @@ func TestPassOnTheCopyAWriteReplacedSkips(t *testing.T) {
 	other := before.DeepCopyObject().(*thing)
 	other.UID = "another"
 	s.Client = staleCache{Client: f.c, copy: other}
-	if _, err := f.run(t, s); err != nil && !apierrors.IsConflict(errors.Unwrap(err)) {
+	if _, err := f.run(t, s); err != nil {
 		t.Fatal(err)
 	}
 	if f.normals != 3 {

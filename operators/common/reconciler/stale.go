@@ -40,8 +40,9 @@ type supersededAt struct {
 	resourceVersion string
 }
 
-func keyOf(obj client.Object) supersededKey {
-	return supersededKey{reflect.TypeOf(obj), client.ObjectKeyFromObject(obj)}
+// keyOf names the object of like's type at key.
+func keyOf(like client.Object, key client.ObjectKey) supersededKey {
+	return supersededKey{reflect.TypeOf(like), key}
 }
 
 // record notes that obj, read at resourceVersion was, has just been
@@ -53,14 +54,14 @@ func (s *superseded) record(obj client.Object, was string) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.byKey[keyOf(obj)] = supersededAt{obj.GetUID(), was}
+	s.byKey[keyOf(obj, client.ObjectKeyFromObject(obj))] = supersededAt{obj.GetUID(), was}
 }
 
 // stale reports whether obj is a copy a write of this process replaced.
 func (s *superseded) stale(obj client.Object) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	at, ok := s.byKey[keyOf(obj)]
+	at, ok := s.byKey[keyOf(obj, client.ObjectKeyFromObject(obj))]
 	return ok && at.uid == obj.GetUID() && at.resourceVersion == obj.GetResourceVersion()
 }
 
@@ -68,5 +69,5 @@ func (s *superseded) stale(obj client.Object) bool {
 func (s *superseded) forget(like client.Object, key client.ObjectKey) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	delete(s.byKey, supersededKey{reflect.TypeOf(like), key})
+	delete(s.byKey, keyOf(like, key))
 }
