@@ -73,6 +73,7 @@ func (o FieldOwner) ApplyChanged(ctx context.Context, c client.Client, obj runti
 	// kind; the apply's answer has them.
 	delete(mask, "apiVersion")
 	delete(mask, "kind")
+	created := func(bool) {}
 	if uid := live.GetUID(); uid != "" {
 		content, err := setFieldsHash(mask, live)
 		if err != nil {
@@ -81,8 +82,17 @@ func (o FieldOwner) ApplyChanged(ctx context.Context, c client.Client, obj runti
 		if last.unchanged(uid, appliedAt{config, content}) {
 			return false, nil
 		}
+	} else {
+		// This apply creates it.
+		made := reflect.New(reflect.TypeOf(live).Elem()).Interface().(client.Object)
+		if err := json.Unmarshal(sent, made); err != nil {
+			return false, err
+		}
+		created = unseen.creating(made)
 	}
-	if err := o.Apply(ctx, c, obj); err != nil {
+	err = o.Apply(ctx, c, obj)
+	created(err == nil)
+	if err != nil {
 		return false, err
 	}
 	// The apply filled obj with the API server's answer: the object as it
@@ -192,7 +202,7 @@ func hashOf(b []byte) (string, error) {
 // to it and the fields it set as the API server answered. UIDs are never
 // reused, so one memory serves every controller of the process. It holds
 // two hashes per child (some 100 bytes), forgets a child when the cache
-// sees it deleted (ForgetDeleted), and is empty after a restart, which
+// sees it deleted (FollowCache), and is empty after a restart, which
 // costs one apply per child.
 type applied struct {
 	mu   sync.Mutex
@@ -215,25 +225,37 @@ func (a *applied) forget(uid types.UID) {
 	delete(a.last, uid)
 }
 
-// ForgetDeleted makes ApplyChanged forget an object of the kinds of objs
-// once informers, the manager's cache, see it deleted, so that its memory
-// holds the living children only. Call it once per manager, with the kinds
-// the operator applies.
-func ForgetDeleted(ctx context.Context, informers cache.Informers, objs ...client.Object) error {
+// FollowCache keeps this package's memories of objects of the kinds of
+// objs in step with informers, the manager's cache: ApplyChanged forgets
+// an object once the cache sees it deleted, so that its memory holds the
+// living children only, and Get stops answering Unseen for an object this
+// process created once the cache shows it (or its deletion). Call it once
+// per manager, with the kinds of the operator's children.
+func FollowCache(ctx context.Context, informers cache.Informers, objs ...client.Object) error {
 	for _, obj := range objs {
 		inf, err := informers.GetInformer(ctx, obj)
 		if err != nil {
-			return fmt.Errorf("watching deletions of %T: %w", obj, err)
+			return fmt.Errorf("following the cache of %T: %w", obj, err)
 		}
-		if _, err := inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{DeleteFunc: func(o any) {
-			if d, ok := o.(toolscache.DeletedFinalStateUnknown); ok {
-				o = d.Obj
-			}
+		kind := reflect.TypeOf(obj)
+		seen := func(o any) {
 			if m, ok := o.(metav1.Object); ok {
-				last.forget(m.GetUID())
+				unseen.forget(unseenKey{kind, client.ObjectKey{Namespace: m.GetNamespace(), Name: m.GetName()}})
 			}
-		}}); err != nil {
-			return fmt.Errorf("watching deletions of %T: %w", obj, err)
+		}
+		if _, err := inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
+			AddFunc: seen,
+			DeleteFunc: func(o any) {
+				if d, ok := o.(toolscache.DeletedFinalStateUnknown); ok {
+					o = d.Obj
+				}
+				seen(o)
+				if m, ok := o.(metav1.Object); ok {
+					last.forget(m.GetUID())
+				}
+			},
+		}); err != nil {
+			return fmt.Errorf("following the cache of %T: %w", obj, err)
 		}
 	}
 	return nil
@@ -245,6 +267,9 @@ func Reset() {
 	last.mu.Lock()
 	defer last.mu.Unlock()
 	clear(last.last)
+	unseen.mu.Lock()
+	defer unseen.mu.Unlock()
+	clear(unseen.until)
 }
 
 // size is how many objects ApplyChanged remembers, for the tests.
@@ -269,7 +294,9 @@ func (a *applied) record(uid types.UID, at appliedAt) {
 // (the caller reads it to see whose it is). It reports whether this call
 // created obj, so that only the call that did tells it in an Event.
 func (o FieldOwner) CreateOnce(ctx context.Context, c client.Client, obj client.Object) (bool, error) {
+	created := unseen.creating(obj)
 	err := c.Create(ctx, obj, client.FieldOwner(o))
+	created(err == nil)
 	if apierrors.IsAlreadyExists(err) {
 		return false, nil
 	}
@@ -283,14 +310,20 @@ func (o FieldOwner) CreateOnce(ctx context.Context, c client.Client, obj client.
 // existing, without a request. One it misses is created; only when the name
 // is taken (a stranger's object, or the operator's own the cache has not
 // seen yet) is it read from the API server (live) into existing. The caller
-// checks that what exists is its own.
+// checks that what exists is its own. One this process created that the
+// cache does not show yet is Unseen.
 func (o FieldOwner) CreateIfAbsent(ctx context.Context, c client.Client, live client.Reader, desired, existing client.Object) (bool, error) {
 	key := client.ObjectKeyFromObject(desired)
 	err := c.Get(ctx, key, existing)
 	if !apierrors.IsNotFound(err) {
 		return false, err
 	}
+	if err := unseen.check(key, existing); err != nil {
+		return false, err
+	}
+	created := unseen.creating(desired)
 	err = c.Create(ctx, desired, client.FieldOwner(o))
+	created(err == nil)
 	if !apierrors.IsAlreadyExists(err) {
 		return err == nil, err
 	}
@@ -343,10 +376,14 @@ func ControllerReference(owner client.Object, scheme *runtime.Scheme) (*metav1ac
 // live is nil: cached then reads from the API server already). The cache
 // holds only the operator's own children (manager.Children): an object of
 // the same name that a person or another controller made is not in it, and
-// must be seen, and left alone, before an apply would take it over.
+// must be seen, and left alone, before an apply would take it over. One
+// this process created that the cache does not show yet is Unseen.
 func Get(ctx context.Context, cached, live client.Reader, key client.ObjectKey, obj client.Object) error {
 	err := cached.Get(ctx, key, obj)
 	if !apierrors.IsNotFound(err) || live == nil {
+		return err
+	}
+	if err := unseen.check(key, obj); err != nil {
 		return err
 	}
 	return live.Get(ctx, key, obj)

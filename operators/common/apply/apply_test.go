@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -129,6 +130,7 @@ func TestCreateIfAbsent(t *testing.T) {
 			reads: 1, want: "by a person"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
+			Reset() // each case's object is new to this process
 			reads := 0
 			api := fake.NewClientBuilder().WithInterceptorFuncs(interceptor.Funcs{
 				Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
@@ -159,5 +161,71 @@ func TestCreateIfAbsent(t *testing.T) {
 				t.Errorf("existing %v, the API server %v; want both %q, untouched", existing.Data, got.Data, tt.want)
 			}
 		})
+	}
+}
+
+// An object this process created is Unseen while its cache does not show
+// it: neither read from the API server nor created again. Once the cache
+// shows it (FollowCache forgets it), or the memory ends, a miss is read
+// from the API server again.
+func TestUnseen(t *testing.T) {
+	Reset()
+	owner := FieldOwner("test-operator")
+	desired := func() *corev1.ConfigMap {
+		return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "child", Namespace: "ns"}}
+	}
+	requests := 0
+	api := fake.NewClientBuilder().WithInterceptorFuncs(interceptor.Funcs{
+		Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+			requests++
+			return c.Get(ctx, key, obj, opts...)
+		},
+		Create: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
+			requests++
+			return c.Create(ctx, obj, opts...)
+		}}).Build()
+	behind := cachedClient{Client: api, cache: fake.NewClientBuilder().Build()} // a cache that shows nothing yet
+	ctx := context.Background()
+	key := client.ObjectKeyFromObject(desired())
+	if created, err := owner.CreateIfAbsent(ctx, behind, api, desired(), &corev1.ConfigMap{}); !created || err != nil {
+		t.Fatalf("first pass: created %v, err %v", created, err)
+	}
+	requests = 0
+	var u *Unseen
+	if created, err := owner.CreateIfAbsent(ctx, behind, api, desired(), &corev1.ConfigMap{}); created || !errors.As(err, &u) || requests != 0 {
+		t.Fatalf("next pass, the cache behind: created %v, err %v, %d requests; want Unseen, without a request", created, err, requests)
+	}
+	if u.After <= 0 || u.After > unseenFor {
+		t.Errorf("Unseen after %s, want within %s", u.After, unseenFor)
+	}
+	if err := Get(ctx, behind, api, key, &corev1.ConfigMap{}); !errors.As(err, &u) || requests != 0 {
+		t.Fatalf("Get with the cache behind: err %v, %d requests; want Unseen, without a request", err, requests)
+	}
+	if err := Get(ctx, behind, api, key, &corev1.Secret{}); !apierrors.IsNotFound(err) || requests != 1 {
+		t.Errorf("Get of another kind of the same name: err %v, %d requests; want NotFound from the API server", err, requests)
+	}
+
+	unseen.forget(keyOf(desired())) // as FollowCache does when the cache shows it
+	requests = 0
+	if err := Get(ctx, behind, api, key, &corev1.ConfigMap{}); err != nil || requests != 1 {
+		t.Errorf("Get once the cache showed it: err %v, %d requests; want it read from the API server", err, requests)
+	}
+
+	unseen.creating(desired())(true)
+	unseen.until[keyOf(desired())] = time.Now().Add(-time.Second) // the memory ended
+	requests = 0
+	if err := Get(ctx, behind, api, key, &corev1.ConfigMap{}); err != nil || requests != 1 {
+		t.Errorf("Get after the memory ended: err %v, %d requests; want it read from the API server", err, requests)
+	}
+
+	// A memory nothing reads nor forgets (a kind the cache does not
+	// follow) is dropped once it ended, by a later creation.
+	other := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "unfollowed", Namespace: "ns"}}
+	unseen.creating(other)(true)
+	unseen.until[keyOf(other)] = time.Now().Add(-time.Second)
+	unseen.swept = time.Time{}
+	unseen.creating(desired())(true)
+	if _, kept := unseen.until[keyOf(other)]; kept {
+		t.Error("a memory that ended is kept after the next creation's sweep")
 	}
 }

@@ -5,12 +5,14 @@ import (
 	"fmt"
 	"maps"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	"github.com/operator-workshops/workshop/operators/common/apply"
 	"github.com/operator-workshops/workshop/operators/common/testenv"
@@ -157,7 +159,7 @@ func TestApplyChangedForgetsDeletedObjects(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := apply.ForgetDeleted(ctx, informers, &corev1.ConfigMap{}); err != nil {
+	if err := apply.FollowCache(ctx, informers, &corev1.ConfigMap{}); err != nil {
 		t.Fatal(err)
 	}
 	go func() { _ = informers.Start(ctx) }()
@@ -173,6 +175,12 @@ func TestApplyChangedForgetsDeletedObjects(t *testing.T) {
 	if n := apply.Remembered(); n != before+1 {
 		t.Fatalf("%d objects remembered after an apply, want %d", n, before+1)
 	}
+	// Created by this process, it is Unseen until the cache shows it; a
+	// reader that never shows it then sends Get to the API server.
+	never := fake.NewClientBuilder().Build()
+	testenv.EventuallyWithin(t, 10*time.Second, "the created ConfigMap no longer Unseen once the cache shows it", func(ctx context.Context) error {
+		return apply.Get(ctx, never, c, client.ObjectKey{Namespace: "default", Name: "short-lived"}, &corev1.ConfigMap{})
+	})
 	if err := c.Delete(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "short-lived", Namespace: "default"}}); err != nil {
 		t.Fatal(err)
 	}

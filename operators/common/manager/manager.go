@@ -267,7 +267,7 @@ func New(op Operator, o Options) (ctrl.Manager, error) {
 	if err != nil {
 		return nil, fmt.Errorf("creating the %s manager: %w", op.Name, err)
 	}
-	if err := apply.ForgetDeleted(context.Background(), mgr.GetCache(), slices.Collect(maps.Keys(op.Cache))...); err != nil {
+	if err := apply.FollowCache(context.Background(), mgr.GetCache(), slices.Collect(maps.Keys(op.Cache))...); err != nil {
 		return nil, err
 	}
 	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {

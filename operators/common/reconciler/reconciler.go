@@ -44,6 +44,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 
+	"github.com/operator-workshops/workshop/operators/common/apply"
 	"github.com/operator-workshops/workshop/operators/common/conditions"
 	"github.com/operator-workshops/workshop/operators/common/finalizers"
 	"github.com/operator-workshops/workshop/operators/common/status"
@@ -141,7 +142,7 @@ func Run[T Object, O any](ctx context.Context, req ctrl.Request, s Steps[T, O]) 
 	read := obj.GetResourceVersion()
 	defer func() { written.record(obj, read) }()
 	if !obj.GetDeletionTimestamp().IsZero() {
-		return ctrl.Result{}, s.finalize(ctx, obj)
+		return s.finalize(ctx, obj)
 	}
 	if s.Finalizer != "" {
 		added, err := finalizers.Ensure(ctx, s.Client, obj, s.Finalizer)
@@ -159,6 +160,9 @@ func Run[T Object, O any](ctx context.Context, req ctrl.Request, s Steps[T, O]) 
 	before := obj.DeepCopyObject().(T)
 	observed, res, err := s.Normal(ctx, obj)
 	if err == nil && s.Settling != nil && s.Settling(observed) {
+		return res, nil
+	}
+	if res, ok := unseen(err); ok {
 		return res, nil
 	}
 	// A child the API server refused is a person's to fix (Degraded, with
@@ -188,12 +192,15 @@ func Run[T Object, O any](ctx context.Context, req ctrl.Request, s Steps[T, O]) 
 }
 
 // finalize runs the deletion step of an object that holds the Finalizer.
-func (s Steps[T, O]) finalize(ctx context.Context, obj T) error {
+func (s Steps[T, O]) finalize(ctx context.Context, obj T) (ctrl.Result, error) {
 	if s.Finalizer == "" || !controllerutil.ContainsFinalizer(obj, s.Finalizer) {
-		return nil
+		return ctrl.Result{}, nil
 	}
 	before := obj.DeepCopyObject().(T)
 	observed, done, err := s.Finalize(ctx, obj)
+	if res, ok := unseen(err); ok {
+		return res, nil
+	}
 	if s.SummarizeFinalize != nil {
 		s.SummarizeFinalize(obj, observed, err)
 	}
@@ -204,10 +211,22 @@ func (s Steps[T, O]) finalize(ctx context.Context, obj T) error {
 		werr = nil
 	}
 	if err = errors.Join(conditions.Unreported(err), werr); err != nil || !done {
-		return err
+		return ctrl.Result{}, err
 	}
 	// NotFound: a pass of an older event released it first.
-	return client.IgnoreNotFound(ignoreConflict(finalizers.Remove(ctx, s.Client, obj, s.Finalizer)))
+	return ctrl.Result{}, client.IgnoreNotFound(ignoreConflict(finalizers.Remove(ctx, s.Client, obj, s.Finalizer)))
+}
+
+// unseen ends a pass whose step met a child this process created that the
+// cache does not show yet (apply.Unseen): what the pass would report is
+// out of date already, and the child's own event brings the object back
+// (or, should it never come, the Result's requeue).
+func unseen(err error) (ctrl.Result, bool) {
+	var u *apply.Unseen
+	if !errors.As(err, &u) {
+		return ctrl.Result{}, false
+	}
+	return ctrl.Result{RequeueAfter: u.After}, true
 }
 
 // tell records a Warning event when Degraded became True for a reason not

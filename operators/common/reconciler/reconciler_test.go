@@ -20,6 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
+	"github.com/operator-workshops/workshop/operators/common/apply"
 	"github.com/operator-workshops/workshop/operators/common/conditions"
 )
 
@@ -415,5 +416,29 @@ func TestPassOnTheCopyAWriteReplacedSkips(t *testing.T) {
 	}
 	if f.normals != 3 {
 		t.Fatalf("Normal did not run on another object of the same name (%d passes)", f.normals)
+	}
+}
+
+// A pass that meets a child this process created and the cache does not
+// show yet (apply.Unseen) ends there: no status written, no error to
+// retry, and a requeue for when the memory of the creation ends, should
+// the child's event never come; the same in a deletion's step.
+func TestUnseenChildEndsThePass(t *testing.T) {
+	f := newFixture(t, finalizer)
+	s := f.steps()
+	f.err = fmt.Errorf("reading the Service: %w", &apply.Unseen{Kind: "Service", Key: key, After: 20 * time.Second})
+	res, err := f.run(t, s)
+	if err != nil || res.RequeueAfter != 20*time.Second {
+		t.Fatalf("pass: %+v, %v; want no error and a requeue after 20s", res, err)
+	}
+	if got := f.stored(t); got.Status.Note != "" || got.Status.ObservedGeneration != 0 || f.normals != 1 {
+		t.Fatalf("after the pass: status %+v, %d Normal passes; want no status written", got.Status, f.normals)
+	}
+	if err := f.c.Delete(context.Background(), f.stored(t)); err != nil {
+		t.Fatal(err)
+	}
+	res, err = f.run(t, s)
+	if got := f.stored(t); err != nil || res.RequeueAfter != 20*time.Second || got.Status.Note != "" {
+		t.Errorf("deletion's pass: %+v, %v, status %+v; want a requeue after 20s and no status written", res, err, got.Status)
 	}
 }

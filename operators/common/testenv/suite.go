@@ -171,7 +171,7 @@ func (s *Suite) startManager() error {
 	if err != nil {
 		return err
 	}
-	if err := apply.ForgetDeleted(context.Background(), mgr.GetCache(), slices.Collect(maps.Keys(byObject))...); err != nil {
+	if err := apply.FollowCache(context.Background(), mgr.GetCache(), slices.Collect(maps.Keys(byObject))...); err != nil {
 		return err
 	}
 	if err := s.Setup(mgr); err != nil {

@@ -81,8 +81,9 @@ func Cache() map[client.Object]cache.ByObject {
 	return manager.Children(FieldOwner, &corev1.Pod{}, &corev1.Service{})
 }
 
-// SetupWithManager watches Databases, their children, and the Secrets they
-// name, so that every change is handled as it happens, without polling.
+// SetupWithManager watches Databases, their children (a child's change
+// ahead of new Databases, reconciler.Owner), and the Secrets they name, so
+// that every change is handled as it happens, without polling.
 func (r *DatabaseReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if r.APIReader == nil {
 		r.APIReader = mgr.GetAPIReader()
@@ -98,10 +99,11 @@ func (r *DatabaseReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if err != nil {
 		return err
 	}
+	owned := reconciler.Owner(mgr, &dbv1.Database{})
 	return reconciler.Controller(mgr, &dbv1.Database{}).
-		Owns(&corev1.Pod{}).
-		Owns(&corev1.Service{}).
-		Owns(&corev1.Secret{}, builder.OnlyMetadata).
+		Watches(&corev1.Pod{}, owned).
+		Watches(&corev1.Service{}, owned).
+		Watches(&corev1.Secret{}, owned, builder.OnlyMetadata).
 		Watches(&corev1.Secret{}, named, builder.OnlyMetadata).
 		Complete(r)
 }

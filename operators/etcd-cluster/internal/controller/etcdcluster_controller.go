@@ -238,14 +238,16 @@ func (r *EtcdClusterReconciler) forget(key types.NamespacedName) {
 }
 
 // SetupWithManager watches the EtcdClusters this operator manages (a new
-// one ahead of the initial list, reconciler.Controller) and their children.
-// etcd itself is not watched: reconciles requeue to probe it.
+// one ahead of the initial list, reconciler.Controller) and their children
+// (a child's change ahead of new clusters, reconciler.Owner). etcd itself
+// is not watched: reconciles requeue to probe it.
 func (r *EtcdClusterReconciler) SetupWithManager(mgr ctrl.Manager) error {
+	owned := reconciler.Owner(mgr, &etcdv1.EtcdCluster{})
 	return reconciler.Controller(mgr, &etcdv1.EtcdCluster{}, predicate.NewPredicateFuncs(r.manages)).
-		Owns(&corev1.Pod{}).
-		Owns(&corev1.PersistentVolumeClaim{}).
-		Owns(&corev1.Service{}).
-		Owns(&policyv1.PodDisruptionBudget{}).
+		Watches(&corev1.Pod{}, owned).
+		Watches(&corev1.PersistentVolumeClaim{}, owned).
+		Watches(&corev1.Service{}, owned).
+		Watches(&policyv1.PodDisruptionBudget{}, owned).
 		Complete(r)
 }
 

@@ -298,10 +298,11 @@ func summarize(g *gordonv1.Gordon, plan *replicas.Plan, err error) {
 
 // SetupWithManager watches Gordons and their pods. Pod events also feed the
 // expectations, which is why pods are watched with a handler of our own
-// rather than Owns.
+// rather than Owns; a pod's change goes ahead of new Gordons
+// (reconciler.Progress).
 func (r *GordonReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	return reconciler.Controller(mgr, &gordonv1.Gordon{}).
-		Watches(&corev1.Pod{}, &podHandler{expectations: r.Expectations}).
+		Watches(&corev1.Pod{}, reconciler.Progress(&podHandler{expectations: r.Expectations})).
 		Complete(r)
 }
 

@@ -130,8 +130,9 @@ func Cache() map[client.Object]cache.ByObject {
 // SetupWithManager watches MySQLs and every object labelled with a MySQL's
 // name: the server and its Service, volumes and credentials (which carry no
 // owner reference, see finalize), the Jobs, and the server's pods,
-// whose readiness starts the restore. It also watches the Secrets the
-// passwords come from.
+// whose readiness starts the restore; a child's change goes ahead of new
+// MySQLs (reconciler.Progress). It also watches the Secrets the passwords
+// come from.
 func (r *MySQLReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if r.APIReader == nil {
 		r.APIReader = mgr.GetAPIReader()
@@ -150,7 +151,7 @@ func (r *MySQLReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	b := reconciler.Controller(mgr, &mysqlv1.MySQL{})
 	for _, obj := range []client.Object{&appsv1.Deployment{}, &corev1.Service{}, &corev1.PersistentVolumeClaim{},
 		&batchv1.Job{}, &corev1.Pod{}} {
-		b = b.Watches(obj, handler.EnqueueRequestsFromMapFunc(mySQLOf))
+		b = b.Watches(obj, reconciler.Progress(handler.EnqueueRequestsFromMapFunc(mySQLOf)))
 	}
 	return b.Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(credentialsOf), builder.OnlyMetadata).
 		Watches(&corev1.Secret{}, named, builder.OnlyMetadata).

@@ -1,0 +1,103 @@
+package apply
+
+import (
+	"fmt"
+	"maps"
+	"reflect"
+	"sync"
+	"time"
+
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// Unseen is the error Get and CreateIfAbsent return, without a request,
+// for an object this process created that its cache does not show yet:
+// it exists, it is the operator's own, and its creation's watch event is
+// on its way. A pass that needs it ends there (reconciler.Run ends it
+// without a status write); that event brings the object back, or, should
+// it never come, the pass runs again After. Reading it from the API server
+// instead cost a read per object whose next pass came at once (401 reads
+// for 1000 Databases, each on the Service kind's client limiter, the one
+// that bounded them).
+type Unseen struct {
+	Kind  string
+	Key   client.ObjectKey
+	After time.Duration
+}
+
+func (u *Unseen) Error() string {
+	return fmt.Sprintf("%s %s, created by this operator, is not in its cache yet", u.Kind, u.Key)
+}
+
+// unseenFor is how long a creation is believed without the cache showing
+// it: far longer than a watch event takes, even with a thousand objects
+// created at once.
+const unseenFor = 30 * time.Second
+
+// created remembers, by kind and key, the objects this process created
+// that its cache has not shown yet (FollowCache forgets one when the cache
+// shows it, or its deletion), and when each memory ends. It holds an
+// object for the moment between its creation and its watch event.
+type created struct {
+	mu    sync.Mutex
+	until map[unseenKey]time.Time
+	// swept is when the memories that ended were last dropped: those of
+	// kinds FollowCache does not follow, which nothing forgets.
+	swept time.Time
+}
+
+type unseenKey struct {
+	kind reflect.Type
+	key  client.ObjectKey
+}
+
+var unseen = &created{until: map[unseenKey]time.Time{}}
+
+func keyOf(obj client.Object) unseenKey {
+	return unseenKey{reflect.TypeOf(obj), client.ObjectKeyFromObject(obj)}
+}
+
+// creating records obj as created by this process before the request
+// that creates it is sent, since the cache's event for it can come before
+// the request's answer, and returns what to call with the request's
+// outcome: one that failed forgets it.
+func (c *created) creating(obj client.Object) func(ok bool) {
+	k := keyOf(obj)
+	now := time.Now()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if now.Sub(c.swept) > unseenFor {
+		maps.DeleteFunc(c.until, func(_ unseenKey, until time.Time) bool { return !now.Before(until) })
+		c.swept = now
+	}
+	c.until[k] = now.Add(unseenFor)
+	return func(ok bool) {
+		if !ok {
+			c.forget(k)
+		}
+	}
+}
+
+func (c *created) forget(k unseenKey) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.until, k)
+}
+
+// check returns an *Unseen for obj (its kind, and the key given) when this
+// process created it and the cache has not shown it yet, and nil otherwise.
+func (c *created) check(key client.ObjectKey, obj client.Object) error {
+	k := unseenKey{reflect.TypeOf(obj), key}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	until, ok := c.until[k]
+	if !ok {
+		return nil
+	}
+	left := time.Until(until)
+	if left <= 0 {
+		delete(c.until, k)
+		return nil
+	}
+	return &Unseen{Kind: KindOf(obj), Key: key, After: left}
+}
