@@ -238,16 +238,19 @@ func (r *EtcdClusterReconciler) forget(key types.NamespacedName) {
 }
 
 // SetupWithManager watches the EtcdClusters this operator manages (a new
-// one ahead of the initial list, reconciler.Controller) and their children
-// (a child's change ahead of new clusters, reconciler.Owner). etcd itself
-// is not watched: reconciles requeue to probe it.
+// one ahead of the initial list, reconciler.Controller) and their children.
+// etcd itself is not watched: reconciles requeue to probe it. A child's
+// change is not put ahead of new clusters (reconciler.Progress, as the
+// other operators do): the pass it brings asks the members, for seconds
+// when they do not answer (fake nodes), and 1000 clusters whose pods'
+// changes went first had 432 Ready after 7 minutes, where in one order
+// all were in 4.4.
 func (r *EtcdClusterReconciler) SetupWithManager(mgr ctrl.Manager) error {
-	owned := reconciler.Owner(mgr, &etcdv1.EtcdCluster{})
 	return reconciler.Controller(mgr, &etcdv1.EtcdCluster{}, predicate.NewPredicateFuncs(r.manages)).
-		Watches(&corev1.Pod{}, owned).
-		Watches(&corev1.PersistentVolumeClaim{}, owned).
-		Watches(&corev1.Service{}, owned).
-		Watches(&policyv1.PodDisruptionBudget{}, owned).
+		Owns(&corev1.Pod{}).
+		Owns(&corev1.PersistentVolumeClaim{}).
+		Owns(&corev1.Service{}).
+		Owns(&policyv1.PodDisruptionBudget{}).
 		Complete(r)
 }
 
