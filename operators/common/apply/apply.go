@@ -237,10 +237,9 @@ func FollowCache(ctx context.Context, informers cache.Informers, objs ...client.
 		if err != nil {
 			return fmt.Errorf("following the cache of %T: %w", obj, err)
 		}
-		kind := reflect.TypeOf(obj)
 		seen := func(o any) {
 			if m, ok := o.(metav1.Object); ok {
-				unseen.forget(unseenKey{kind, client.ObjectKey{Namespace: m.GetNamespace(), Name: m.GetName()}})
+				unseen.forget(KeyOf(obj, client.ObjectKey{Namespace: m.GetNamespace(), Name: m.GetName()}))
 			}
 		}
 		if _, err := inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{

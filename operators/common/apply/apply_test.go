@@ -205,14 +205,14 @@ func TestUnseen(t *testing.T) {
 		t.Errorf("Get of another kind of the same name: err %v, %d requests; want NotFound from the API server", err, requests)
 	}
 
-	unseen.forget(keyOf(desired())) // as FollowCache does when the cache shows it
+	unseen.forget(KeyOf(desired(), client.ObjectKeyFromObject(desired()))) // as FollowCache does when the cache shows it
 	requests = 0
 	if err := Get(ctx, behind, api, key, &corev1.ConfigMap{}); err != nil || requests != 1 {
 		t.Errorf("Get once the cache showed it: err %v, %d requests; want it read from the API server", err, requests)
 	}
 
 	unseen.creating(desired())(true)
-	unseen.until[keyOf(desired())] = time.Now().Add(-time.Second) // the memory ended
+	unseen.until[KeyOf(desired(), client.ObjectKeyFromObject(desired()))] = time.Now().Add(-time.Second) // the memory ended
 	requests = 0
 	if err := Get(ctx, behind, api, key, &corev1.ConfigMap{}); err != nil || requests != 1 {
 		t.Errorf("Get after the memory ended: err %v, %d requests; want it read from the API server", err, requests)
@@ -222,10 +222,10 @@ func TestUnseen(t *testing.T) {
 	// follow) is dropped once it ended, by a later creation.
 	other := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "unfollowed", Namespace: "ns"}}
 	unseen.creating(other)(true)
-	unseen.until[keyOf(other)] = time.Now().Add(-time.Second)
+	unseen.until[KeyOf(other, client.ObjectKeyFromObject(other))] = time.Now().Add(-time.Second)
 	unseen.swept = time.Time{}
 	unseen.creating(desired())(true)
-	if _, kept := unseen.until[keyOf(other)]; kept {
+	if _, kept := unseen.until[KeyOf(other, client.ObjectKeyFromObject(other))]; kept {
 		t.Error("a memory that ended is kept after the next creation's sweep")
 	}
 }

@@ -40,34 +40,38 @@ const unseenFor = 30 * time.Second
 // object for the moment between its creation and its watch event.
 type created struct {
 	mu    sync.Mutex
-	until map[unseenKey]time.Time
+	until map[TypedKey]time.Time
 	// swept is when the memories that ended were last dropped: those of
 	// kinds FollowCache does not follow, which nothing forgets.
 	swept time.Time
 }
 
-type unseenKey struct {
+// TypedKey names an object by its Go type (the operators share a process
+// in tests, and a name is unique within a kind only) and its namespace and
+// name: what a memory of this module keeps an object by.
+type TypedKey struct {
 	kind reflect.Type
 	key  client.ObjectKey
 }
 
-var unseen = &created{until: map[unseenKey]time.Time{}}
-
-func keyOf(obj client.Object) unseenKey {
-	return unseenKey{reflect.TypeOf(obj), client.ObjectKeyFromObject(obj)}
+// KeyOf names the object of like's type at key.
+func KeyOf(like client.Object, key client.ObjectKey) TypedKey {
+	return TypedKey{reflect.TypeOf(like), key}
 }
+
+var unseen = &created{until: map[TypedKey]time.Time{}}
 
 // creating records obj as created by this process before the request
 // that creates it is sent, since the cache's event for it can come before
 // the request's answer, and returns what to call with the request's
 // outcome: one that failed forgets it.
 func (c *created) creating(obj client.Object) func(ok bool) {
-	k := keyOf(obj)
+	k := KeyOf(obj, client.ObjectKeyFromObject(obj))
 	now := time.Now()
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if now.Sub(c.swept) > unseenFor {
-		maps.DeleteFunc(c.until, func(_ unseenKey, until time.Time) bool { return !now.Before(until) })
+		maps.DeleteFunc(c.until, func(_ TypedKey, until time.Time) bool { return !now.Before(until) })
 		c.swept = now
 	}
 	c.until[k] = now.Add(unseenFor)
@@ -78,7 +82,7 @@ func (c *created) creating(obj client.Object) func(ok bool) {
 	}
 }
 
-func (c *created) forget(k unseenKey) {
+func (c *created) forget(k TypedKey) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	delete(c.until, k)
@@ -87,7 +91,7 @@ func (c *created) forget(k unseenKey) {
 // check returns an *Unseen for obj (its kind, and the key given) when this
 // process created it and the cache has not shown it yet, and nil otherwise.
 func (c *created) check(key client.ObjectKey, obj client.Object) error {
-	k := unseenKey{reflect.TypeOf(obj), key}
+	k := KeyOf(obj, key)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	until, ok := c.until[k]

@@ -1,11 +1,12 @@
 package reconciler
 
 import (
-	"reflect"
 	"sync"
 
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/operator-workshops/workshop/operators/common/apply"
 )
 
 // written remembers, for each object a pass wrote (its status, a
@@ -20,29 +21,18 @@ import (
 // skips: no request, no conflict. Any other copy (a newer one, one a
 // person wrote, the object made again under its name) is worked on as
 // usual.
-var written = superseded{byKey: map[supersededKey]supersededAt{}}
+var written = superseded{byKey: map[apply.TypedKey]supersededAt{}}
 
+// superseded keeps objects by type, namespace and name (apply.TypedKey),
+// which are all a pass for an object that is gone knows of it.
 type superseded struct {
 	mu    sync.Mutex
-	byKey map[supersededKey]supersededAt
-}
-
-// supersededKey names an object by its Go type (the operators share a
-// process in tests) and its namespace and name, which are all a pass for
-// an object that is gone knows of it.
-type supersededKey struct {
-	kind reflect.Type
-	key  client.ObjectKey
+	byKey map[apply.TypedKey]supersededAt
 }
 
 type supersededAt struct {
 	uid             types.UID
 	resourceVersion string
-}
-
-// keyOf names the object of like's type at key.
-func keyOf(like client.Object, key client.ObjectKey) supersededKey {
-	return supersededKey{reflect.TypeOf(like), key}
 }
 
 // record notes that obj, read at resourceVersion was, has just been
@@ -54,14 +44,14 @@ func (s *superseded) record(obj client.Object, was string) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.byKey[keyOf(obj, client.ObjectKeyFromObject(obj))] = supersededAt{obj.GetUID(), was}
+	s.byKey[apply.KeyOf(obj, client.ObjectKeyFromObject(obj))] = supersededAt{obj.GetUID(), was}
 }
 
 // stale reports whether obj is a copy a write of this process replaced.
 func (s *superseded) stale(obj client.Object) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	at, ok := s.byKey[keyOf(obj, client.ObjectKeyFromObject(obj))]
+	at, ok := s.byKey[apply.KeyOf(obj, client.ObjectKeyFromObject(obj))]
 	return ok && at.uid == obj.GetUID() && at.resourceVersion == obj.GetResourceVersion()
 }
 
@@ -69,5 +59,5 @@ func (s *superseded) stale(obj client.Object) bool {
 func (s *superseded) forget(like client.Object, key client.ObjectKey) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	delete(s.byKey, keyOf(like, key))
+	delete(s.byKey, apply.KeyOf(like, key))
 }
