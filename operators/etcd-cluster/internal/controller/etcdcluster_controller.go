@@ -246,6 +246,9 @@ func (r *EtcdClusterReconciler) forget(key types.NamespacedName) {
 // changes went first had 432 Ready after 7 minutes, where in one order
 // all were in 4.4.
 func (r *EtcdClusterReconciler) SetupWithManager(mgr ctrl.Manager) error {
+	if err := manager.IndexControllers(context.Background(), mgr.GetFieldIndexer(), &corev1.Pod{}, &corev1.PersistentVolumeClaim{}); err != nil {
+		return err
+	}
 	return reconciler.Controller(mgr, &etcdv1.EtcdCluster{}, predicate.NewPredicateFuncs(r.manages)).
 		Owns(&corev1.Pod{}).
 		Owns(&corev1.PersistentVolumeClaim{}).

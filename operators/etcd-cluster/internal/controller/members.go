@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	"github.com/operator-workshops/workshop/operators/common/conditions"
+	"github.com/operator-workshops/workshop/operators/common/manager"
 	"github.com/operator-workshops/workshop/operators/common/pods"
 	"github.com/operator-workshops/workshop/operators/common/reconciler"
 	etcdv1 "github.com/operator-workshops/workshop/operators/etcd-cluster/api/v1beta2"
@@ -54,24 +55,20 @@ func sortByOrdinal(cluster string, names []string) {
 
 func (r *EtcdClusterReconciler) observe(ctx context.Context, c *etcdv1.EtcdCluster) (observed, error) {
 	o := observed{pods: map[string]*corev1.Pod{}, volumes: map[string]*corev1.PersistentVolumeClaim{}}
-	sel := []client.ListOption{client.InNamespace(c.Namespace), client.MatchingLabels(selector(c.Name))}
 	var list corev1.PodList
-	if err := r.List(ctx, &list, sel...); err != nil {
+	if err := r.List(ctx, &list, manager.ControlledBy(c)); err != nil {
 		return o, err
 	}
 	for i := range list.Items {
-		if p := &list.Items[i]; metav1.IsControlledBy(p, c) {
-			o.pods[p.Name] = p
-		}
+		o.pods[list.Items[i].Name] = &list.Items[i]
 	}
 	var pvcs corev1.PersistentVolumeClaimList
-	if err := r.List(ctx, &pvcs, sel...); err != nil {
+	if err := r.List(ctx, &pvcs, manager.ControlledBy(c)); err != nil {
 		return o, err
 	}
 	for i := range pvcs.Items {
-		if v := &pvcs.Items[i]; metav1.IsControlledBy(v, c) {
-			o.volumes[strings.TrimPrefix(v.Name, volumeName(""))] = v
-		}
+		v := &pvcs.Items[i]
+		o.volumes[strings.TrimPrefix(v.Name, volumeName(""))] = v
 	}
 	return o, nil
 }

@@ -21,7 +21,6 @@ import (
 
 	"github.com/operator-workshops/workshop/operators/common/apply"
 	"github.com/operator-workshops/workshop/operators/common/conditions"
-	"github.com/operator-workshops/workshop/operators/common/labels"
 	"github.com/operator-workshops/workshop/operators/common/manager"
 	"github.com/operator-workshops/workshop/operators/common/pods"
 	"github.com/operator-workshops/workshop/operators/common/reconciler"
@@ -114,14 +113,12 @@ func (r *GordonReconciler) reconcilePods(ctx context.Context, g *gordonv1.Gordon
 // podsOf lists the pods that g controls, from the cache.
 func (r *GordonReconciler) podsOf(ctx context.Context, g *gordonv1.Gordon) ([]*corev1.Pod, error) {
 	var list corev1.PodList
-	if err := r.List(ctx, &list, client.InNamespace(g.Namespace), client.MatchingLabels(labels.Selector(appName, g.Name))); err != nil {
+	if err := r.List(ctx, &list, manager.ControlledBy(g)); err != nil {
 		return nil, err
 	}
-	var owned []*corev1.Pod
+	owned := make([]*corev1.Pod, len(list.Items))
 	for i := range list.Items {
-		if metav1.IsControlledBy(&list.Items[i], g) {
-			owned = append(owned, &list.Items[i])
-		}
+		owned[i] = &list.Items[i]
 	}
 	return owned, nil
 }
@@ -301,6 +298,9 @@ func summarize(g *gordonv1.Gordon, plan *replicas.Plan, err error) {
 // rather than Owns; a pod's change goes ahead of new Gordons
 // (reconciler.Progress).
 func (r *GordonReconciler) SetupWithManager(mgr ctrl.Manager) error {
+	if err := manager.IndexControllers(context.Background(), mgr.GetFieldIndexer(), &corev1.Pod{}); err != nil {
+		return err
+	}
 	return reconciler.Controller(mgr, &gordonv1.Gordon{}).
 		Watches(&corev1.Pod{}, reconciler.Progress(&podHandler{expectations: r.Expectations})).
 		Complete(r)

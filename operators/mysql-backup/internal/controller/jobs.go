@@ -7,10 +7,9 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
+	"github.com/operator-workshops/workshop/operators/common/manager"
 	"github.com/operator-workshops/workshop/operators/common/pods"
 	mysqlv1 "github.com/operator-workshops/workshop/operators/mysql-backup/api/v1"
 )
@@ -44,17 +43,15 @@ func stateOf(j *batchv1.Job) jobState {
 // no pod reported, as on a cluster whose pods are simulated.
 func (r *MySQLReconciler) report(ctx context.Context, j *batchv1.Job) (string, error) {
 	var pods corev1.PodList
-	if err := r.List(ctx, &pods, client.InNamespace(j.Namespace), client.MatchingLabels{batchv1.JobNameLabel: j.Name}); err != nil {
+	if err := r.List(ctx, &pods, manager.ControlledBy(j)); err != nil {
 		return "", err
 	}
 	msg := ""
 	var newest *corev1.Pod
 	for i := range pods.Items {
+		// Listed by j's UID: a pod of an earlier Job of the same name is
+		// not among them.
 		p := &pods.Items[i]
-		// A pod of an earlier Job of the same name is not this Job's.
-		if !metav1.IsControlledBy(p, j) {
-			continue
-		}
 		if newest == nil || newest.CreationTimestamp.Before(&p.CreationTimestamp) {
 			newest = p
 		}

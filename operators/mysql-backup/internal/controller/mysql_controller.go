@@ -137,6 +137,11 @@ func (r *MySQLReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if r.APIReader == nil {
 		r.APIReader = mgr.GetAPIReader()
 	}
+	// The server's ReplicaSets and pods, and the Jobs' pods, are listed by
+	// their controller (serverPods, report).
+	if err := manager.IndexControllers(context.Background(), mgr.GetFieldIndexer(), &appsv1.ReplicaSet{}, &corev1.Pod{}); err != nil {
+		return err
+	}
 	var named handler.EventHandler
 	var err error
 	r.secretReads, named, err = secrets.Named(mgr, r.APIReader, &mysqlv1.MySQL{}, &mysqlv1.MySQLList{}, func(o client.Object) string {

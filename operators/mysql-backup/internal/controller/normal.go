@@ -19,6 +19,7 @@ import (
 
 	"github.com/operator-workshops/workshop/operators/common/apply"
 	"github.com/operator-workshops/workshop/operators/common/conditions"
+	"github.com/operator-workshops/workshop/operators/common/manager"
 	"github.com/operator-workshops/workshop/operators/common/pods"
 	mysqlv1 "github.com/operator-workshops/workshop/operators/mysql-backup/api/v1"
 	"github.com/operator-workshops/workshop/operators/mysql-backup/internal/scripts"
@@ -428,24 +429,19 @@ func (r *MySQLReconciler) serverPods(ctx context.Context, m *mysqlv1.MySQL) ([]*
 		return nil, client.IgnoreNotFound(err)
 	}
 	var sets appsv1.ReplicaSetList
-	if err := r.List(ctx, &sets, client.InNamespace(m.Namespace), client.MatchingLabels(serverSelector(m))); err != nil {
-		return nil, err
-	}
-	owned := map[types.UID]bool{}
-	for i := range sets.Items {
-		if metav1.IsControlledBy(&sets.Items[i], d) {
-			owned[sets.Items[i].UID] = true
-		}
-	}
-	var list corev1.PodList
-	if err := r.List(ctx, &list, client.InNamespace(m.Namespace), client.MatchingLabels(serverSelector(m))); err != nil {
+	if err := r.List(ctx, &sets, manager.ControlledBy(d)); err != nil {
 		return nil, err
 	}
 	var out []*corev1.Pod
-	for i := range list.Items {
-		p := &list.Items[i]
-		if ref := metav1.GetControllerOf(p); ref != nil && owned[ref.UID] && p.DeletionTimestamp.IsZero() {
-			out = append(out, p)
+	for i := range sets.Items {
+		var list corev1.PodList
+		if err := r.List(ctx, &list, manager.ControlledBy(&sets.Items[i])); err != nil {
+			return nil, err
+		}
+		for j := range list.Items {
+			if p := &list.Items[j]; p.DeletionTimestamp.IsZero() {
+				out = append(out, p)
+			}
 		}
 	}
 	return out, nil
