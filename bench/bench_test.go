@@ -258,3 +258,20 @@ func TestSettle(t *testing.T) {
 		t.Errorf("settle waited %s for an operator that never stops writing; want about its 200ms limit", waited)
 	}
 }
+
+func TestTableShowsTheSettledFloor(t *testing.T) {
+	settled := 381.6
+	rep := report{Operators: map[string]*result{
+		"mysql-backup": {CRs: 1000, Seconds: 471.9, FloorSeconds: 123.0, FloorSettledSeconds: &settled},
+		"database":     {CRs: 1000, Seconds: 52.3, FloorSeconds: 51.5},
+	}, Machine: machine{Date: "2026-11-27T00:00:00Z"}}
+	table := rep.table()
+	for _, want := range []string{"| 123.0 (settled 381.6) |", "| 51.5 |"} {
+		if !strings.Contains(table, want) {
+			t.Errorf("the table has no %q:\n%s", want, table)
+		}
+	}
+	if s := rep.Operators["mysql-backup"].summary(); !strings.Contains(s, "settled by the cluster in 381.6s") {
+		t.Errorf("the summary does not tell the settled floor: %s", s)
+	}
+}

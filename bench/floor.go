@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/dynamic/dynamicinformer"
 	"k8s.io/client-go/rest"
 )
 
@@ -28,9 +29,9 @@ var childKinds = []schema.GroupVersionResource{
 	{Version: "v1", Resource: "persistentvolumeclaims"},
 	servicesGVR,
 	pdbsGVR,
-	{Group: "apps", Version: "v1", Resource: "deployments"},
+	deploymentsGVR,
 	{Group: "apps", Version: "v1", Resource: "statefulsets"},
-	{Group: "batch", Version: "v1", Resource: "jobs"},
+	jobsGVR,
 	podsGVR,
 }
 
@@ -246,4 +247,36 @@ func writesOf(ctx context.Context, dyn *perKind, gvr schema.GroupVersionResource
 		return fmt.Errorf("floor: writing the status of %s: %w", cr.GetName(), err)
 	}
 	return nil
+}
+
+// watchSettled starts informers that tell t when the cluster has settled
+// each of the floor's CRs' children of w's settled kinds (as p made them):
+// a CR counts once as many of each kind are as every CR has (they all have
+// the same children).
+func watchSettled(ctx context.Context, dyn dynamic.Interface, w workload, p plan, t *tracker) {
+	var want map[schema.GroupVersionResource]int
+	for _, children := range p.children {
+		n := map[schema.GroupVersionResource]int{}
+		for _, c := range children {
+			if w.settled[c.gvr] != nil {
+				n[c.gvr]++
+			}
+		}
+		if want == nil {
+			want = n
+		}
+		for gvr := range w.settled {
+			want[gvr] = min(want[gvr], n[gvr])
+		}
+	}
+	counted := newChildCounter(want)
+	f := dynamicinformer.NewFilteredDynamicSharedInformerFactory(dyn, 0, namespace, nil)
+	for gvr, isSettled := range w.settled {
+		handle(f, gvr, func(u *unstructured.Unstructured) {
+			if owner := madeFor(u, w.kind); owner != "" && isSettled(u) && counted.add(owner, gvr, u.GetUID()) {
+				t.markDone(owner)
+			}
+		})
+	}
+	f.Start(ctx.Done())
 }

@@ -73,6 +73,9 @@ func (r *result) summary() string {
 	s := fmt.Sprintf("%d CRs in %.1fs (p50 %.0f ms, p99 %.0f ms), %.2f writes and %.2f reads per CR, "+
 		"%d writes idle, peak RSS %.1f MiB, %.1f CPU s, floor %.1fs (x%.2f)",
 		r.CRs, r.Seconds, r.P50Ms, r.P99Ms, r.WritesPerCR, r.ReadsPerCR, r.IdleWrites, r.PeakRSSMiB, r.CPUSeconds, r.FloorSeconds, r.RatioToFloor)
+	if r.FloorSettledSeconds != nil {
+		s += fmt.Sprintf(", the floor's children settled by the cluster in %.1fs", *r.FloorSettledSeconds)
+	}
 	if r.SpeedupVsSeed != nil {
 		s += fmt.Sprintf(", pods created in %.1fs where the seed took %.1fs (speedup x%.2f)", *r.CreatedSeconds, r.Seed.Seconds, *r.SpeedupVsSeed)
 	}
@@ -93,9 +96,13 @@ func (rep report) table() string {
 		if r.SpeedupVsSeed != nil {
 			seed = fmt.Sprintf("x%.2f (pods created in %.1f s, seed %.1f s)", *r.SpeedupVsSeed, *r.CreatedSeconds, r.Seed.Seconds)
 		}
-		fmt.Fprintf(&b, "| %s | %d | %.1f | %.0f | %.0f | %.2f | %.2f | %.2f | %d in %.0f s | %.1f | %.1f | %.1f | %.2f | %s |\n",
+		floor := fmt.Sprintf("%.1f", r.FloorSeconds)
+		if r.FloorSettledSeconds != nil {
+			floor += fmt.Sprintf(" (settled %.1f)", *r.FloorSettledSeconds)
+		}
+		fmt.Fprintf(&b, "| %s | %d | %.1f | %.0f | %.0f | %.2f | %.2f | %.2f | %d in %.0f s | %.1f | %.1f | %s | %.2f | %s |\n",
 			op, r.CRs, r.Seconds, r.P50Ms, r.P99Ms, r.WritesPerCR, r.FloorWritesPerCR, r.ReadsPerCR,
-			r.IdleWrites, r.IdleSeconds, r.PeakRSSMiB, r.CPUSeconds, r.FloorSeconds, r.RatioToFloor, seed)
+			r.IdleWrites, r.IdleSeconds, r.PeakRSSMiB, r.CPUSeconds, floor, r.RatioToFloor, seed)
 	}
 	m := rep.Machine
 	workers := ""

@@ -28,13 +28,26 @@ type workload struct {
 	// that many objects of each kind, Ready or not. The seed's operator
 	// has no Ready: this is what it is compared with.
 	created map[schema.GroupVersionResource]int
+	// settled, when set, is what the cluster itself does with a CR's
+	// children before the CR can be done (a Deployment available, a Job
+	// succeeded), by kind: the floor, which waits for nothing, is also
+	// timed until the cluster has done that with the floor's own children.
+	settled map[schema.GroupVersionResource]func(*unstructured.Unstructured) bool
 }
 
 var (
-	podsGVR     = schema.GroupVersionResource{Version: "v1", Resource: "pods"}
-	servicesGVR = schema.GroupVersionResource{Version: "v1", Resource: "services"}
-	pdbsGVR     = schema.GroupVersionResource{Group: "policy", Version: "v1", Resource: "poddisruptionbudgets"}
+	podsGVR        = schema.GroupVersionResource{Version: "v1", Resource: "pods"}
+	servicesGVR    = schema.GroupVersionResource{Version: "v1", Resource: "services"}
+	pdbsGVR        = schema.GroupVersionResource{Group: "policy", Version: "v1", Resource: "poddisruptionbudgets"}
+	deploymentsGVR = schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}
+	jobsGVR        = schema.GroupVersionResource{Group: "batch", Version: "v1", Resource: "jobs"}
 )
+
+// atLeastOne reports whether u's status counts at least one in field.
+func atLeastOne(u *unstructured.Unstructured, field string) bool {
+	n, _, _ := unstructured.NestedInt64(u.Object, "status", field)
+	return n >= 1
+}
 
 // sizes are the workloads' flags.
 type sizes struct {
@@ -62,6 +75,10 @@ func workloads(s sizes) []workload {
 				})
 			},
 			done: "Ready: volumes bound, restore Job complete, server ready",
+			settled: map[schema.GroupVersionResource]func(*unstructured.Unstructured) bool{
+				deploymentsGVR: func(u *unstructured.Unstructured) bool { return atLeastOne(u, "availableReplicas") },
+				jobsGVR:        func(u *unstructured.Unstructured) bool { return atLeastOne(u, "succeeded") },
+			},
 		},
 		{
 			operator: "etcd-cluster", kind: "EtcdCluster", count: s.etcds, podsPerCR: s.etcdSize,
