@@ -58,6 +58,26 @@ func (r *Reader) Get(ctx context.Context, key client.ObjectKey, obj client.Objec
 	return err
 }
 
+// Absent reports whether the Secret key is neither in the metadata cache
+// nor in memory (read or written through r): most likely it does not exist,
+// which creating it tells for sure (AlreadyExists), without a read. One in
+// memory that the cache does not show yet (just created) is not absent.
+func (r *Reader) Absent(ctx context.Context, key client.ObjectKey) (bool, error) {
+	r.mu.Lock()
+	_, known := r.read[key]
+	r.mu.Unlock()
+	if known {
+		return false, nil
+	}
+	meta := &metav1.PartialObjectMetadata{}
+	meta.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Secret"))
+	err := r.Metadata.Get(ctx, key, meta)
+	if apierrors.IsNotFound(err) {
+		return true, nil
+	}
+	return false, err
+}
+
 // List lists from the API server.
 func (r *Reader) List(ctx context.Context, list client.ObjectList, opts ...client.ListOption) error {
 	return r.API.List(ctx, list, opts...)

@@ -104,3 +104,29 @@ func (m metadataOf) Get(ctx context.Context, key client.ObjectKey, obj client.Ob
 }
 
 func (m metadataOf) List(context.Context, client.ObjectList, ...client.ListOption) error { return nil }
+
+// A Secret is absent when neither the metadata cache nor the Reader's
+// memory has it, without a request to the API server.
+func TestAbsent(t *testing.T) {
+	ctx := context.Background()
+	key := client.ObjectKey{Namespace: "ns", Name: "creds"}
+	server := fake.NewClientBuilder().Build()
+	api := &counting{Reader: server}
+	r := &Reader{Metadata: metadataOf{server: server}, API: api}
+	absent := func(what string, want bool) {
+		t.Helper()
+		got, err := r.Absent(ctx, key)
+		if err != nil || got != want || api.gets != 0 {
+			t.Errorf("%s: Absent = %v, %v after %d API reads; want %v after none", what, got, err, api.gets, want)
+		}
+	}
+	absent("nothing anywhere", true)
+	s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: key.Name, Namespace: key.Namespace, ResourceVersion: "1"}}
+	r.Remember(s) // the operator created it; the cache does not show it yet
+	absent("just created", false)
+	r.Forget(key)
+	if err := server.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: key.Name, Namespace: key.Namespace}}); err != nil {
+		t.Fatal(err)
+	}
+	absent("in the cache", false)
+}

@@ -332,6 +332,21 @@ func (r *MySQLReconciler) desiredPassword(ctx context.Context, m *mysqlv1.MySQL)
 // it, so it always holds a password the server accepts.
 func (r *MySQLReconciler) credentials(ctx context.Context, m *mysqlv1.MySQL, desired string, desiredErr error) (*corev1.Secret, error) {
 	s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: credentialsName(m.Name), Namespace: m.Namespace}}
+	if desiredErr == nil {
+		// One that neither the cache nor memory has is created at once:
+		// the create says whether the name is taken (AlreadyExists, then
+		// claimed below), where a read first cost every new MySQL a
+		// request to the API server.
+		absent, err := r.secretReads.Absent(ctx, client.ObjectKeyFromObject(s))
+		if err != nil {
+			return nil, err
+		}
+		if absent {
+			if made, err := r.createCredentials(ctx, m, desired); !apierrors.IsAlreadyExists(err) {
+				return made, err
+			}
+		}
+	}
 	exists, err := r.claim(ctx, m, s)
 	switch {
 	case err != nil:
@@ -344,7 +359,13 @@ func (r *MySQLReconciler) credentials(ctx context.Context, m *mysqlv1.MySQL, des
 	case desiredErr != nil:
 		return nil, desiredErr
 	}
-	s = credentialsSecret(m, desired)
+	return r.createCredentials(ctx, m, desired)
+}
+
+// createCredentials creates m's credentials Secret with the password
+// desired.
+func (r *MySQLReconciler) createCredentials(ctx context.Context, m *mysqlv1.MySQL, desired string) (*corev1.Secret, error) {
+	s := credentialsSecret(m, desired)
 	if err := r.Create(ctx, s, client.FieldOwner(FieldOwner)); err != nil {
 		return nil, err
 	}
