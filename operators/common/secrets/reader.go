@@ -37,9 +37,7 @@ func (r *Reader) Get(ctx context.Context, key client.ObjectKey, obj client.Objec
 	if !ok {
 		return r.API.Get(ctx, key, obj, opts...)
 	}
-	meta := &metav1.PartialObjectMetadata{}
-	meta.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Secret"))
-	if err := r.Metadata.Get(ctx, key, meta); err == nil {
+	if meta, err := r.metadata(ctx, key); err == nil {
 		r.mu.Lock()
 		known := r.read[key]
 		r.mu.Unlock()
@@ -69,13 +67,18 @@ func (r *Reader) Absent(ctx context.Context, key client.ObjectKey) (bool, error)
 	if known {
 		return false, nil
 	}
-	meta := &metav1.PartialObjectMetadata{}
-	meta.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Secret"))
-	err := r.Metadata.Get(ctx, key, meta)
+	_, err := r.metadata(ctx, key)
 	if apierrors.IsNotFound(err) {
 		return true, nil
 	}
 	return false, err
+}
+
+// metadata is what the metadata cache shows of the Secret key.
+func (r *Reader) metadata(ctx context.Context, key client.ObjectKey) (*metav1.PartialObjectMetadata, error) {
+	meta := &metav1.PartialObjectMetadata{}
+	meta.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Secret"))
+	return meta, r.Metadata.Get(ctx, key, meta)
 }
 
 // List lists from the API server.
