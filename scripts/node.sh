@@ -267,6 +267,10 @@ EOF
 }
 
 # coredns_manifest is kind's cluster DNS, at the address the kubelet gives pods.
+# Its Corefile is kubeadm's (and so kind's): the cache keeps no answer of
+# cluster.local, so a pod's name resolves as soon as its endpoint is published,
+# not up to 30 s later (a member of a new etcd cluster that asked for a peer
+# before the peer's pod had an address would wait that long to find it).
 coredns_manifest() {
 	local forward="forward . /etc/resolv.conf"
 	# A loopback resolver would be the pod's own loopback.
@@ -308,7 +312,10 @@ data:
             ttl 30
         }
         $forward
-        cache 30
+        cache 30 {
+            disable success cluster.local
+            disable denial cluster.local
+        }
         loop
         reload
     }

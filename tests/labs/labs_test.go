@@ -203,11 +203,11 @@ func runLab(t *testing.T, root, lab string) {
 			b.checkRunning(t)
 		}
 		if err != nil {
-			failWithCluster(t, command, "%s:%d: the block failed (%v); its commands and their output are logged above", file, s.line, err)
+			failWithCluster(t, command, "%s:%d: the block failed (%v); its commands and their whole output are logged above, and it ended with:\n%s", file, s.line, err, lastLines(out, 15))
 		}
 		if s.wantLine != 0 && !matches(s.want, string(out)) {
-			failWithCluster(t, command, "%s:%d: the block's output is not what the ```text block of line %d shows (its lines in order, \"...\" for lines or text left out, runs of spaces as one):\n--- shown:\n%s\n--- printed:\n%s",
-				file, s.line, s.wantLine, strings.Join(s.want, "\n"), out)
+			failWithCluster(t, command, "%s:%d: the block's output is not what the ```text block of line %d shows (its lines in order, \"...\" for lines or text left out, runs of spaces as one):\n--- shown:\n%s\n--- printed:\n%s\n--- %s",
+				file, s.line, s.wantLine, strings.Join(s.want, "\n"), out, partsAt(s.want, string(out)))
 		}
 		if i == lastCheck {
 			runChecker(t, file, root, env, cs)
@@ -236,12 +236,13 @@ kubectl get pods -A -o wide
 kubectl get pods -A -o jsonpath='{range .items[*]}{.metadata.namespace}/{.metadata.name}:{range .status.conditions[*]} {.type}={.status}@{.lastTransitionTime}{end}{"\n"}{end}'
 kubectl get events -A --sort-by=.metadata.creationTimestamp | tail -n 40`
 
-// failWithCluster fails the test with the message format, then logs the
-// cluster's state, last, where make test's summary of a failed test shows
-// it (scripts/gotest.sh).
+// failWithCluster logs the cluster's state, then fails the test with the
+// message format: the message comes last, where make test's summary of a
+// failed test shows it (scripts/gotest.sh keeps the end of its log), and
+// the cluster's state, which can run to a hundred lines, does not push it
+// out of there.
 func failWithCluster(t *testing.T, command func(context.Context, string) *exec.Cmd, format string, args ...any) {
 	t.Helper()
-	t.Errorf(format, args...)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	out, err := command(ctx, clusterState).CombinedOutput()
@@ -249,7 +250,13 @@ func failWithCluster(t *testing.T, command func(context.Context, string) *exec.C
 		out = fmt.Appendf(out, "(%v)\n", err)
 	}
 	t.Logf("the cluster when the block failed:\n%s", out)
-	t.FailNow()
+	t.Fatalf(format, args...)
+}
+
+// lastLines returns the last n lines of out.
+func lastLines(out []byte, n int) string {
+	lines := strings.Split(strings.TrimRight(string(out), "\n"), "\n")
+	return strings.Join(lines[max(0, len(lines)-n):], "\n")
 }
 
 // learnerEnv is env without what make passes to the commands it runs

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"regexp"
+	"slices"
 	"strings"
 )
 
@@ -291,6 +292,28 @@ func title(lab []byte) string {
 // matter; blank lines at either end of want do not count. want shows the
 // whole output: one that shows only some of it starts or ends with "...".
 func matches(want []string, out string) bool {
+	w, got := shownAndPrinted(want, out)
+	return matchLines(normalize(w), got)
+}
+
+// partsAt says where a block's output out stops being what want shows:
+// the first line of want that no line printed after the ones matched so
+// far is, or that the output goes on past want's last line. A failed lab
+// says it last, where make test's summary shows it.
+func partsAt(want []string, out string) string {
+	w, got := shownAndPrinted(want, out)
+	norm := normalize(w)
+	for i := range norm {
+		if !matchLines(append(slices.Clone(norm[:i+1]), gap), got) {
+			return fmt.Sprintf("the output has nothing for the shown line %q", w[i])
+		}
+	}
+	return "the output goes on after the shown lines"
+}
+
+// shownAndPrinted returns want without the blank lines at either end, and
+// out's lines normalized.
+func shownAndPrinted(want []string, out string) ([]string, []string) {
 	for len(want) > 0 && strings.TrimSpace(want[0]) == "" {
 		want = want[1:]
 	}
@@ -301,7 +324,7 @@ func matches(want []string, out string) bool {
 	if out == "" {
 		got = nil
 	}
-	return matchLines(normalize(want), normalize(got))
+	return want, normalize(got)
 }
 
 // matchLines matches want against the whole of got. ok[i][j] says whether

@@ -255,6 +255,31 @@ func TestMatches(t *testing.T) {
 	}
 }
 
+// TestPartsAtNamesTheFirstLineNotPrinted: a lab whose block printed
+// something else says which shown line the output lacks, the line a
+// reader of make test's summary looks for.
+func TestPartsAtNamesTheFirstLineNotPrinted(t *testing.T) {
+	tests := []struct {
+		name, want, out, parts string
+	}{
+		{"a line differs", "hi\nthere\nyou", "hi\nthem\nyou\n", `the output has nothing for the shown line "there"`},
+		{"a line missing at the end", "hi\n...\nyou", "hi\nthere\n", `the output has nothing for the shown line "you"`},
+		{"a table row not ready", "NAME READY\na 1/1\nb 1/1", "NAME  READY\na  1/1\nb  0/1\n", `the output has nothing for the shown line "b 1/1"`},
+		{"more output than shown", "hi", "hi\nthere\n", "the output goes on after the shown lines"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			want := strings.Split(tt.want, "\n")
+			if matches(want, tt.out) {
+				t.Fatalf("matches(%q, %q): want no match", tt.want, tt.out)
+			}
+			if got := partsAt(want, tt.out); got != tt.parts {
+				t.Errorf("partsAt(%q, %q) = %q, want %q", tt.want, tt.out, got, tt.parts)
+			}
+		})
+	}
+}
+
 // TestLabsParse reads every lab, without a cluster, so that a fence the
 // runner would refuse, a block bash cannot parse, or a Check section make
 // lab-check cannot read, is found by `go test -short` too, including in the
