@@ -253,7 +253,7 @@ test-kind-part: ## make test's part of make test-kind: the deploy suite, labs 4,
 BENCH_ARGS ?=
 
 .PHONY: bench
-bench: ## Measure each operator on many CRs against the floor and the seed (about 32 min): bench/results and README.md's table (BENCH_ARGS=-help lists the sizes).
+bench: ## Measure each operator on many CRs against the floor and the seed (about 36 min): bench/results and README.md's table (BENCH_ARGS=-help lists the sizes).
 	scripts/build-tools.sh kubernetes etcd kwok
 	go run ./bench -readme README.md $(BENCH_ARGS)
 
