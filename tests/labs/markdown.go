@@ -297,9 +297,9 @@ func matches(want []string, out string) bool {
 }
 
 // partsAt says where a block's output out stops being what want shows:
-// the first line of want that no line printed after the ones matched so
-// far is, or that the output goes on past want's last line. A failed lab
-// says it last, where make test's summary shows it.
+// the first line of want that the output, matched in order up to that
+// line, does not have, or that the output goes on past want's last line.
+// A failed lab says it last, where make test's summary shows it.
 func partsAt(want []string, out string) string {
 	w, got := shownAndPrinted(want, out)
 	norm := normalize(w)
