@@ -15,12 +15,14 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/e2e-framework/klient/k8s"
 	"sigs.k8s.io/e2e-framework/klient/k8s/resources"
 	"sigs.k8s.io/e2e-framework/klient/wait/conditions"
 	"sigs.k8s.io/e2e-framework/pkg/envconf"
 	"sigs.k8s.io/e2e-framework/pkg/features"
 
+	"github.com/operator-workshops/workshop/operators/common/testenv"
 	mysqlv1 "github.com/operator-workshops/workshop/operators/mysql-backup/api/v1"
 )
 
@@ -221,6 +223,54 @@ func TestFailedBackupKeepsTheMySQL(t *testing.T) {
 		WithTeardown("the operator as it was", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
 			if err := restartOperator(ctx, "mysql-backup"); err != nil {
 				t.Fatal(err)
+			}
+			return ctx
+		}).
+		WithTeardown("namespace", deleteNamespace).
+		Feature()
+	testEnv.Test(t, f)
+}
+
+// A server pod the cluster refuses (here an administrator's policy on its
+// image) is told on the MySQL, with the API server's message, from its
+// Deployment's ReplicaFailure condition, which kube-controller-manager sets
+// when the ReplicaSet cannot create the pod; once a person gives it an image
+// the policy admits, the MySQL is restored and Ready.
+func TestRefusedServerPodIsTold(t *testing.T) {
+	const refused = "mysql:refused"
+	m := &mysqlv1.MySQL{}
+	f := features.New("a MySQL whose server's pod a policy refuses").
+		WithSetup("namespace", createNamespace).
+		WithSetup("a policy refusing "+refused, func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
+			c := client(t, cfg).GetControllerRuntimeClient()
+			ns := namespaceOf(ctx)
+			for _, o := range testenv.RefusingPolicy(ns, refused) {
+				if err := c.Create(ctx, o); err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() { _ = c.Delete(context.Background(), o) })
+			}
+			testenv.Eventually(t, "the policy in force", func(ctx context.Context) error {
+				return testenv.Refuses(ctx, c, ns, refused)
+			})
+			return ctx
+		}).
+		Assess("Degraded says the policy's message, and a new image makes it Ready", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
+			r := client(t, cfg)
+			image := ""
+			applySample(ctx, t, cfg, mysqlSample, m, func() { image, m.Spec.Image = m.Spec.Image, refused })
+			waitFor(t, "Degraded=True (Refused) with the policy's message", conditions.New(r).ResourceMatch(m, func(o k8s.Object) bool {
+				c := meta.FindStatusCondition(o.(*mysqlv1.MySQL).Status.Conditions, "Degraded")
+				return c != nil && c.Status == metav1.ConditionTrue && c.Reason == "Refused" &&
+					strings.Contains(c.Message, "the image "+refused+" is not allowed here")
+			}))
+			patch := k8s.Patch{PatchType: types.MergePatchType, Data: []byte(fmt.Sprintf(`{"spec":{"image":%q}}`, image))}
+			if err := r.Patch(ctx, m, patch); err != nil {
+				t.Fatal(err)
+			}
+			waitFor(t, "Ready", conditions.New(r).ResourceMatch(m, mysqlReady))
+			if c := meta.FindStatusCondition(m.Status.Conditions, "Degraded"); c == nil || c.Status != metav1.ConditionFalse {
+				t.Errorf("Ready, and Degraded is %+v", c)
 			}
 			return ctx
 		}).

@@ -21,6 +21,23 @@ func (s *Suite) RefusingNamespace(t *testing.T, image string) string {
 	t.Helper()
 	ns := s.Namespace(t, nil)
 	ctx := context.Background()
+	for _, o := range RefusingPolicy(ns, image) {
+		if err := s.Client.Create(ctx, o); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = s.Client.Delete(context.Background(), o) })
+	}
+	Eventually(t, "the policy refusing "+image+" in "+ns, func(ctx context.Context) error {
+		return Refuses(ctx, s.Client, ns, image)
+	})
+	return ns
+}
+
+// RefusingPolicy is a ValidatingAdmissionPolicy and its binding, both named
+// ns, under which the API server refuses to create pods of image in
+// namespace ns, as an admin's policy would, saying "the image <image> is
+// not allowed here".
+func RefusingPolicy(ns, image string) []client.Object {
 	policy := &admissionregistrationv1.ValidatingAdmissionPolicy{
 		ObjectMeta: metav1.ObjectMeta{Name: ns},
 		Spec: admissionregistrationv1.ValidatingAdmissionPolicySpec{
@@ -46,25 +63,23 @@ func (s *Suite) RefusingNamespace(t *testing.T, image string) string {
 			}},
 		},
 	}
-	for _, o := range []client.Object{policy, binding} {
-		if err := s.Client.Create(ctx, o); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { _ = s.Client.Delete(context.Background(), o) })
+	return []client.Object{policy, binding}
+}
+
+// Refuses is nil once the API server refuses a pod of image in namespace
+// ns (a server-side dry run): a policy is in force a moment after its
+// creation.
+func Refuses(ctx context.Context, c client.Client, ns, image string) error {
+	probe := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{GenerateName: "probe-", Namespace: ns},
+		Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: image}}},
 	}
-	Eventually(t, "the policy refusing "+image+" in "+ns, func(ctx context.Context) error {
-		probe := &corev1.Pod{
-			ObjectMeta: metav1.ObjectMeta{GenerateName: "probe-", Namespace: ns},
-			Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: image}}},
-		}
-		err := s.Client.Create(ctx, probe, client.DryRunAll)
-		switch {
-		case err == nil:
-			return errors.New("a pod of " + image + " is still admitted")
-		case apierrors.IsInvalid(err), apierrors.IsForbidden(err):
-			return nil
-		}
-		return err
-	})
-	return ns
+	err := c.Create(ctx, probe, client.DryRunAll)
+	switch {
+	case err == nil:
+		return errors.New("a pod of " + image + " is still admitted")
+	case apierrors.IsInvalid(err), apierrors.IsForbidden(err):
+		return nil
+	}
+	return err
 }

@@ -1210,3 +1210,55 @@ func TestRefusedServerPodLeavesTheServerRunning(t *testing.T) {
 		return nil
 	})
 }
+
+// A first Deployment has no server to keep: its template is not asked for
+// by a dry run, and a server pod the cluster refuses is told from the
+// Deployment's ReplicaFailure condition, with the API server's message.
+// envtest runs no kube-controller-manager: the test sets the condition as
+// its ReplicaSet and Deployment controllers do, with the refusal the API
+// server gives a pod of the Deployment's template (tests/e2e has the real
+// controllers).
+func TestRefusedFirstServerPodIsTold(t *testing.T) {
+	ns := suite.RefusingNamespace(t, "mysql:refused")
+	m := homework(ns, "refused")
+	m.Spec.Image = "mysql:refused"
+	create(t, m)
+	d := &appsv1.Deployment{}
+	get(t, key(m, m.Name), d)
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{GenerateName: d.Name + "-", Namespace: ns, Labels: d.Spec.Template.Labels},
+		Spec:       d.Spec.Template.Spec,
+	}
+	refusal := suite.Client.Create(ctx, pod, client.DryRunAll)
+	if refusal == nil {
+		t.Fatal("the policy admits a pod of the server's template")
+	}
+	setFailure := func(failed bool) {
+		t.Helper()
+		d.Status.ObservedGeneration = d.Generation
+		d.Status.Conditions = nil
+		if failed {
+			d.Status.Conditions = []appsv1.DeploymentCondition{{Type: appsv1.DeploymentReplicaFailure,
+				Status: corev1.ConditionTrue, Reason: "FailedCreate", Message: refusal.Error()}}
+		}
+		if err := suite.Client.Status().Update(ctx, d); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	setFailure(true)
+	got := waitCondition(t, m, conditions.Degraded, metav1.ConditionTrue, conditions.ReasonRefused)
+	if c := meta.FindStatusCondition(got.Status.Conditions, conditions.Degraded); !strings.Contains(c.Message, "the image mysql:refused is not allowed here") {
+		t.Errorf("Degraded says %q, not the policy's message", c.Message)
+	}
+	// Its spec was carried out (the Deployment is made): the generation
+	// is observed, as for a pod the kubelet cannot run, and Ready is not
+	// (Reported).
+	testenv.Reported(t, suite.Client, got, got.Status.Conditions, conditions.ReasonRefused)
+
+	// The cause gone (a person's fix of the policy), the ReplicaSet
+	// creates the pod and the condition goes: so does Degraded.
+	get(t, key(m, m.Name), d)
+	setFailure(false)
+	waitCondition(t, m, conditions.Degraded, metav1.ConditionFalse, ReasonUpToDate)
+}

@@ -196,6 +196,9 @@ func (r *MySQLReconciler) reconcileServer(ctx context.Context, m *mysqlv1.MySQL,
 	if !o.serving && !errors.As(restoreErr, new(*conditions.Blocked)) {
 		// A server the kubelet cannot run (an image it cannot pull, a crash
 		// loop) waits for a person, not for time.
+		if err := refusedServer(live); err != nil {
+			return err
+		}
 		if err := r.stuckServer(ctx, m); err != nil {
 			return err
 		}
@@ -292,14 +295,38 @@ func (r *MySQLReconciler) claimDeployment(ctx context.Context, m *mysqlv1.MySQL)
 // not the template live runs, asks the API server first whether it would
 // admit a pod of it: Recreate deletes the running server before it creates
 // the new one, and a pod refused then (Pod Security, a policy, a webhook)
-// would leave no server. A refusal leaves the Deployment as it is.
+// would leave no server. A refusal leaves the Deployment as it is. A first
+// Deployment has no server to keep, and is not asked for: a pod of it
+// refused is told by its ReplicaFailure condition (refusedServer).
 func (r *MySQLReconciler) admitted(ctx context.Context, m *mysqlv1.MySQL, dep *appsv1ac.DeploymentApplyConfiguration, live *appsv1.Deployment) error {
 	hash := apply.SpecHash(dep.Spec.Template)
 	dep.WithAnnotations(map[string]string{templateAnnotation: hash})
-	if live.Annotations[templateAnnotation] == hash {
+	if live.UID == "" || live.Annotations[templateAnnotation] == hash {
 		return nil
 	}
 	return pods.Admitted(ctx, r.Client, m.Namespace, m.Name+"-", dep.Spec.Template)
+}
+
+// refusedServer is a *conditions.Blocked when the cluster refuses to create
+// the server's pod, whatever the template's age (a policy, Pod Security, a
+// quota or a webhook the pod meets when its Deployment is first made, or
+// when a node's loss or a person's delete makes it create the pod again):
+// the ReplicaFailure condition kube-controller-manager puts on d, with the
+// API server's message. A condition of a template d's controller has not
+// seen yet says nothing of it. The spec was carried out (d is applied), as
+// when the kubelet cannot run the pod (stuckServer): its generation is
+// observed, and Degraded says what a person must change.
+func refusedServer(d *appsv1.Deployment) error {
+	if d.Generation == 0 || d.Status.ObservedGeneration < d.Generation {
+		return nil
+	}
+	for _, c := range d.Status.Conditions {
+		if c.Type == appsv1.DeploymentReplicaFailure && c.Status == corev1.ConditionTrue {
+			return &conditions.Blocked{Reason: conditions.ReasonRefused,
+				Message: fmt.Sprintf("the cluster refuses to create the server's pod (%s): %s", c.Reason, c.Message)}
+		}
+	}
+	return nil
 }
 
 // answered is the Deployment an apply answered with.
