@@ -242,17 +242,7 @@ func TestRefusedServerPodIsTold(t *testing.T) {
 	f := features.New("a MySQL whose server's pod a policy refuses").
 		WithSetup("namespace", createNamespace).
 		WithSetup("a policy refusing "+refused, func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
-			c := client(t, cfg).GetControllerRuntimeClient()
-			ns := namespaceOf(ctx)
-			for _, o := range testenv.RefusingPolicy(ns, refused) {
-				if err := c.Create(ctx, o); err != nil {
-					t.Fatal(err)
-				}
-				t.Cleanup(func() { _ = c.Delete(context.Background(), o) })
-			}
-			testenv.Eventually(t, "the policy in force", func(ctx context.Context) error {
-				return testenv.Refuses(ctx, c, ns, refused)
-			})
+			testenv.Refuse(t, client(t, cfg).GetControllerRuntimeClient(), namespaceOf(ctx), refused)
 			return ctx
 		}).
 		Assess("Degraded says the policy's message, and a new image makes it Ready", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {

@@ -14,30 +14,37 @@ import (
 )
 
 // RefusingNamespace creates a namespace for one integration test where the
-// API server refuses to create pods of image, as an admin's policy would (a
-// ValidatingAdmissionPolicy, deleted when the test ends), and returns it
-// once the policy is in force.
+// API server refuses to create pods of image, as an admin's policy would, and
+// returns it once the policy is in force (see Refuse).
 func (s *Suite) RefusingNamespace(t *testing.T, image string) string {
 	t.Helper()
 	ns := s.Namespace(t, nil)
-	ctx := context.Background()
-	for _, o := range RefusingPolicy(ns, image) {
-		if err := s.Client.Create(ctx, o); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { _ = s.Client.Delete(context.Background(), o) })
-	}
-	Eventually(t, "the policy refusing "+image+" in "+ns, func(ctx context.Context) error {
-		return Refuses(ctx, s.Client, ns, image)
-	})
+	Refuse(t, s.Client, ns, image)
 	return ns
 }
 
-// RefusingPolicy is a ValidatingAdmissionPolicy and its binding, both named
+// Refuse makes the API server refuse to create pods of image in namespace
+// ns, as an admin's policy would (a ValidatingAdmissionPolicy and its
+// binding, deleted when the test ends), and returns once the policy is in
+// force. The refusal says "the image <image> is not allowed here".
+func Refuse(t *testing.T, c client.Client, ns, image string) {
+	t.Helper()
+	ctx := context.Background()
+	for _, o := range refusingPolicy(ns, image) {
+		if err := c.Create(ctx, o); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = c.Delete(context.Background(), o) })
+	}
+	Eventually(t, "the policy refusing "+image+" in "+ns, func(ctx context.Context) error {
+		return refuses(ctx, c, ns, image)
+	})
+}
+
+// refusingPolicy is a ValidatingAdmissionPolicy and its binding, both named
 // ns, under which the API server refuses to create pods of image in
-// namespace ns, as an admin's policy would, saying "the image <image> is
-// not allowed here".
-func RefusingPolicy(ns, image string) []client.Object {
+// namespace ns.
+func refusingPolicy(ns, image string) []client.Object {
 	policy := &admissionregistrationv1.ValidatingAdmissionPolicy{
 		ObjectMeta: metav1.ObjectMeta{Name: ns},
 		Spec: admissionregistrationv1.ValidatingAdmissionPolicySpec{
@@ -66,10 +73,10 @@ func RefusingPolicy(ns, image string) []client.Object {
 	return []client.Object{policy, binding}
 }
 
-// Refuses is nil once the API server refuses a pod of image in namespace
+// refuses is nil once the API server refuses a pod of image in namespace
 // ns (a server-side dry run): a policy is in force a moment after its
 // creation.
-func Refuses(ctx context.Context, c client.Client, ns, image string) error {
+func refuses(ctx context.Context, c client.Client, ns, image string) error {
 	probe := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{GenerateName: "probe-", Namespace: ns},
 		Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: image}}},

@@ -194,8 +194,9 @@ func (r *MySQLReconciler) reconcileServer(ctx context.Context, m *mysqlv1.MySQL,
 		o.server = fmt.Sprintf("waiting for the server of %s to serve clients after its restore", m.Name)
 	}
 	if !o.serving && !errors.As(restoreErr, new(*conditions.Blocked)) {
-		// A server the kubelet cannot run (an image it cannot pull, a crash
-		// loop) waits for a person, not for time.
+		// A server pod the cluster refuses to create (a policy, a quota) or
+		// the kubelet cannot run (an image it cannot pull, a crash loop)
+		// waits for a person, not for time.
 		if err := refusedServer(live); err != nil {
 			return err
 		}
