@@ -116,15 +116,16 @@ lint: ## Lint the Go code of every module and the shell scripts.
 .PHONY: test
 test: verify-generate verify-tree lint test-clusters ## Everything CI runs: generate and tree checks, lint, unit, fuzzing, envtest and e2e tests, the kind tests' part, a small run of the benchmark.
 
-# What test-clusters' lanes run after their suites (make test: the unit
-# tests, fuzzing and test-integration in the other lane, bench-smoke in the
-# real node's), where the machine has cores to spare: the real node's lane,
-# one cluster at a time on the one node, bounds make test, and its labs
-# mostly wait on clusters.
+# What test-clusters' lanes run after their suites (make test:
+# test-integration in the other lane; bench-smoke, the unit tests and
+# fuzzing in the real node's), where the machine has cores to spare. The
+# lanes' suites end within minutes of each other; what follows them is
+# shared out so that both end together (each lane prints when each of its
+# steps ended).
 OTHER_LANE_ALSO ?=
 REAL_LANE_ALSO ?=
-test: OTHER_LANE_ALSO = test-unit fuzz test-integration
-test: REAL_LANE_ALSO = bench-smoke
+test: OTHER_LANE_ALSO = test-integration
+test: REAL_LANE_ALSO = bench-smoke test-unit fuzz
 
 # The labs that need the local cluster's real node (their "needs: real
 # node" marker) and the others, as patterns of TestLabs' subtests.
@@ -145,6 +146,10 @@ GOTEST := $(ROOT)/scripts/gotest.sh
 # output goes to bin/test-lane.log, printed whole when it ends; what the
 # failed tests of both printed last (scripts/gotest.sh) comes again at the
 # end, where CI's summary shows it.
+# lap,LANE,STEP: a shell command saying that a lane's STEP ended, with the
+# seconds since the lane started ($$start).
+lap = echo "$(1): $(2) ended after $$(( $$(date +%s) - start ))s"
+
 .PHONY: test-clusters
 test-clusters: ## make test-e2e and make test-kind-part, in two lanes side by side.
 	scripts/build-tools.sh kubernetes etcd kwok
@@ -156,8 +161,11 @@ test-clusters: ## make test-e2e and make test-kind-part, in two lanes side by si
 	trap 'kill $$lane 2>/dev/null || true' INT TERM; \
 	rc=0; cd tests; \
 	$(GOTEST) -count=1 -p 1 -timeout 50m ./deploy/ ./olm/ ./realnode/ ./internal/... || rc=1; \
+	$(call lap,test-clusters,tests/deploy tests/olm tests/realnode); \
 	$(GOTEST) -count=1 -timeout 60m -run 'TestLabs/($(LABS_REAL_NODE))' ./labs/ || rc=1; \
+	$(call lap,test-clusters,the labs on the real node); \
 	$(GOTEST) -count=1 -timeout 20m ./readme/ || rc=1; \
+	$(call lap,test-clusters,the README); \
 	cd ..; \
 	if [ -n "$(REAL_LANE_ALSO)" ]; then $(MAKE) --no-print-directory -k $(REAL_LANE_ALSO) || rc=1; fi; \
 	echo "test-clusters: the real node's lane ended ($$rc) after $$(( $$(date +%s) - start ))s; waiting for the other"; \
@@ -172,19 +180,23 @@ test-clusters: ## make test-e2e and make test-kind-part, in two lanes side by si
 # labs on fake nodes, tests/deploy on kind, tests/e2e.
 .PHONY: test-lane
 test-lane:
-	@rc=0; \
+	@rc=0; start=$$(date +%s); \
 	if docker info >/dev/null 2>&1; then \
 		$(MAKE) --no-print-directory test-kind KIND_SUITES= KIND_LABS='0[457]' || rc=1; \
+		$(call lap,test-lane,the labs on kind); \
 	elif [ "$$E2E_KIND" = required ]; then \
 		echo "test-lane: no Docker daemon answers 'docker info', and E2E_KIND=required: start one (scripts/dockerd.sh start)" >&2; rc=1; \
 	else \
 		echo "test-lane: the kind part SKIPPED, no Docker daemon answers 'docker info' (scripts/dockerd.sh start starts one; E2E_KIND=required makes this a failure)" >&2; \
 	fi; \
 	(cd tests && $(GOTEST) -count=1 -timeout 30m -run 'TestLabs/($(LABS_FAKE_NODES))' ./labs/) || rc=1; \
+	$(call lap,test-lane,the labs on fake nodes); \
 	if docker info >/dev/null 2>&1; then \
 		(cd tests && E2E_PROVIDER=kind $(GOTEST) -count=1 -p 1 -timeout 40m ./deploy/) || rc=1; \
+		$(call lap,test-lane,tests/deploy on kind); \
 	fi; \
 	(cd tests && $(GOTEST) -count=1 -timeout 30m ./e2e/) || rc=1; \
+	$(call lap,test-lane,tests/e2e); \
 	if [ -n "$(OTHER_LANE_ALSO)" ]; then $(MAKE) --no-print-directory -k $(OTHER_LANE_ALSO) || rc=1; fi; \
 	exit $$rc
 
