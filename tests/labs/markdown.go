@@ -311,8 +311,16 @@ func partsAt(want []string, out string) string {
 	return "the output goes on after the shown lines"
 }
 
+// clientNote is a line kubectl's client library logs at its Info level
+// (klog: "I1128 07:34:48.561667   17740 reflector.go:664] ..."), such as
+// the watch that `kubectl wait` closes once its condition is met, which
+// client-go sometimes reports as "watch ended with error ... context
+// canceled". It is not the command's output, and its timing varies from
+// run to run. Warnings and errors (W, E) are compared as any line.
+var clientNote = regexp.MustCompile(`^I\d{4} \d{2}:\d{2}:\d{2}\.\d{6} +\d+ [\w.-]+:\d+\] `)
+
 // shownAndPrinted returns want without the blank lines at either end, and
-// out's lines normalized.
+// out's lines normalized, without kubectl's client notes (clientNote).
 func shownAndPrinted(want []string, out string) ([]string, []string) {
 	for len(want) > 0 && strings.TrimSpace(want[0]) == "" {
 		want = want[1:]
@@ -320,9 +328,13 @@ func shownAndPrinted(want []string, out string) ([]string, []string) {
 	for len(want) > 0 && strings.TrimSpace(want[len(want)-1]) == "" {
 		want = want[:len(want)-1]
 	}
-	got := strings.Split(strings.TrimRight(out, "\n"), "\n")
-	if out == "" {
-		got = nil
+	var got []string
+	if out != "" {
+		for _, l := range strings.Split(strings.TrimRight(out, "\n"), "\n") {
+			if !clientNote.MatchString(l) {
+				got = append(got, l)
+			}
+		}
 	}
 	return want, normalize(got)
 }

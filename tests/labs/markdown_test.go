@@ -245,6 +245,11 @@ func TestMatches(t *testing.T) {
 		{"no output", "hi", "", false},
 		{"no output shown, none printed", "", "", true},
 		{"only a gap", "...", "anything\n", true},
+		{"kubectl's client notes are not output", "created\ncondition met",
+			"created\nI1128 07:34:48.561667   17740 reflector.go:664] \"Warning: watch ended with error\" err=\"context canceled\"\ncondition met\n", true},
+		{"kubectl's warnings are output", "created\ncondition met",
+			"created\nW1128 07:34:48.561667   17740 reflector.go:664] \"watch ended\"\ncondition met\n", false},
+		{"a line that only starts like a note is output", "created", "created\nI1128 is not a note\n", false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
