@@ -136,6 +136,10 @@ LABS_FAKE_NODES := $(shell grep -L 'needs: real node' labs/[0-9]*.md | sed 's|^l
 # each test's and each lab's time, and a failed run's whole output.
 GOTEST := $(ROOT)/scripts/gotest.sh
 
+# lap,LANE,STEP: a shell command saying that a lane's STEP ended, with the
+# seconds since the lane started ($$start).
+lap = echo "$(1): $(2) ended after $$(( $$(date +%s) - start ))s"
+
 # make test-e2e and make test-kind-part, in two lanes side by side: one has
 # the machine's real node (tests/deploy, tests/olm, tests/realnode, the labs
 # that need it, the README), the other none (the kind part, the other labs on
@@ -146,10 +150,6 @@ GOTEST := $(ROOT)/scripts/gotest.sh
 # output goes to bin/test-lane.log, printed whole when it ends; what the
 # failed tests of both printed last (scripts/gotest.sh) comes again at the
 # end, where CI's summary shows it.
-# lap,LANE,STEP: a shell command saying that a lane's STEP ended, with the
-# seconds since the lane started ($$start).
-lap = echo "$(1): $(2) ended after $$(( $$(date +%s) - start ))s"
-
 .PHONY: test-clusters
 test-clusters: ## make test-e2e and make test-kind-part, in two lanes side by side.
 	scripts/build-tools.sh kubernetes etcd kwok
