@@ -297,10 +297,9 @@ func cachesSynced(c cache.Cache) healthz.Checker {
 
 // CacheOptions are the cache settings of every operator: the namespaces it
 // watches (all when none), byObject's narrower selection of some kinds, and
-// no managedFields (server-side apply's bookkeeping, often the larger part of
-// an object, which no operator here reads).
+// each object lean (no managedFields, its metadata's strings shared).
 func CacheOptions(byObject map[client.Object]cache.ByObject, namespaces []string) cache.Options {
-	o := cache.Options{ByObject: byObject, DefaultTransform: cache.TransformStripManagedFields()}
+	o := cache.Options{ByObject: byObject, DefaultTransform: lean}
 	if len(namespaces) > 0 {
 		o.DefaultNamespaces = map[string]cache.Config{}
 		for _, ns := range namespaces {
@@ -324,8 +323,7 @@ func Children(managedBy string, kinds ...client.Object) map[client.Object]cache.
 }
 
 // Trim narrows what byObject's cache keeps of the objects of type T, one of
-// its kinds, to what trim leaves of each, besides managedFields, which no
-// kind keeps. It is for children an operator reads but never applies nor
+// its kinds, to what trim leaves of each, lean besides (as every kind). It is for children an operator reads but never applies nor
 // updates whole (pods its Deployment or Job runs, a ReplicaSet, a Job it
 // creates once): their specs are most of their size, and a cache of 1000
 // custom resources holds thousands of them. trim must leave every field the
@@ -337,9 +335,8 @@ func Trim[T client.Object](byObject map[client.Object]cache.ByObject, trim func(
 		if _, ok := kind.(T); !ok {
 			continue
 		}
-		strip := cache.TransformStripManagedFields()
 		o.Transform = func(in any) (any, error) {
-			out, err := strip(in)
+			out, err := lean(in)
 			if obj, ok := out.(T); ok && err == nil {
 				trim(obj)
 			}

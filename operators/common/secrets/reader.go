@@ -87,17 +87,20 @@ func (r *Reader) List(ctx context.Context, list client.ObjectList, opts ...clien
 }
 
 // Remember keeps s, as the API server answered a write of it, for the next
-// Get.
+// Get, without its managedFields, which no operator reads (as the caches
+// keep objects; an update that sends none leaves the server's as they are).
 func (r *Reader) Remember(s *corev1.Secret) {
 	if s.ResourceVersion == "" {
 		return
 	}
+	kept := s.DeepCopy()
+	kept.ManagedFields = nil
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.read == nil {
 		r.read = map[client.ObjectKey]*corev1.Secret{}
 	}
-	r.read[client.ObjectKeyFromObject(s)] = s.DeepCopy()
+	r.read[client.ObjectKeyFromObject(s)] = kept
 }
 
 // Forget drops the Secret key from memory, when the custom resource that

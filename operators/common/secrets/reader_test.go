@@ -130,3 +130,22 @@ func TestAbsent(t *testing.T) {
 	}
 	absent("in the cache", false)
 }
+
+// A Secret is kept without its managedFields, and what the caller holds is
+// left as it is.
+func TestRememberKeepsNoManagedFields(t *testing.T) {
+	s := &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: "creds", Namespace: "ns", ResourceVersion: "7",
+			ManagedFields: []metav1.ManagedFieldsEntry{{Manager: "mysql-backup-operator"}}},
+		Data: map[string][]byte{"password": []byte("one")},
+	}
+	var r Reader
+	r.Remember(s)
+	kept := r.read[client.ObjectKeyFromObject(s)]
+	if kept == nil || len(kept.ManagedFields) != 0 || string(kept.Data["password"]) != "one" {
+		t.Errorf("kept %+v; want the Secret's data without managedFields", kept)
+	}
+	if len(s.ManagedFields) != 1 {
+		t.Errorf("Remember changed the caller's Secret: %+v", s.ManagedFields)
+	}
+}
