@@ -57,13 +57,37 @@ rest_client_request_duration_seconds_count{host="127.0.0.1:6443",verb="POST"} 99
 }
 
 func TestParseMemory(t *testing.T) {
-	status := "Name:\tdatabase-operator\nVmPeak:\t 1300000 kB\nVmHWM:\t   61440 kB\nVmRSS:\t   51200 kB\nThreads:\t9\n"
-	rss, peak, err := parseMemory(strings.NewReader(status))
-	if err != nil || rss != 51200 || peak != 61440 {
-		t.Fatalf("got %d %d %v, want 51200 61440", rss, peak, err)
+	status := "Name:\tdatabase-operator\nVmPeak:\t 1300000 kB\nVmHWM:\t   61440 kB\nVmRSS:\t   51200 kB\n" +
+		"RssAnon:\t   22528 kB\nRssFile:\t   28672 kB\nRssShmem:\t       0 kB\nThreads:\t9\n"
+	got, err := parseMemory(strings.NewReader(status))
+	if want := (memoryUse{rss: 51200, peak: 61440, file: 28672, anon: 22528}); err != nil || got != want {
+		t.Fatalf("got %+v %v, want %+v", got, err, want)
 	}
-	if _, _, err := parseMemory(strings.NewReader("Name:\tx\n")); err == nil {
-		t.Error("no error without VmRSS and VmHWM")
+	if _, err := parseMemory(strings.NewReader("Name:\tx\nVmHWM:\t 1 kB\nVmRSS:\t 1 kB\n")); err == nil {
+		t.Error("no error without RssFile and RssAnon")
+	}
+}
+
+func TestGauge(t *testing.T) {
+	metrics := "# HELP go_gc_heap_live_bytes Heap memory occupied by live objects.\n# TYPE go_gc_heap_live_bytes gauge\n" +
+		"go_gc_heap_live_bytes_total 1\ngo_gc_heap_live_bytes 5.4525952e+07\ngo_goroutines 80\n"
+	if got, err := gauge(strings.NewReader(metrics), "go_gc_heap_live_bytes"); err != nil || got != 54525952 {
+		t.Fatalf("got %v %v, want 54525952", got, err)
+	}
+	if _, err := gauge(strings.NewReader("go_goroutines 80\n"), "go_gc_heap_live_bytes"); err == nil {
+		t.Error("no error without the sample")
+	}
+}
+
+func TestParseMachineCPU(t *testing.T) {
+	// user nice system idle iowait irq softirq steal guest guest_nice
+	stat := "cpu  100 5 50 800 20 3 2 10 7 0\ncpu0 50 2 25 400 10 1 1 5 3 0\nintr 1\n"
+	busy, total, err := parseMachineCPU(stat)
+	if err != nil || busy != 170 || total != 990 {
+		t.Fatalf("got busy %v of %v, %v; want 170 of 990 (idle and iowait apart, guest within user)", busy, total, err)
+	}
+	if _, _, err := parseMachineCPU("intr 1\n"); err == nil {
+		t.Error("no error without the cpu line")
 	}
 }
 
@@ -273,5 +297,17 @@ func TestTableShowsTheSettledFloor(t *testing.T) {
 	}
 	if s := rep.Operators["mysql-backup"].summary(); !strings.Contains(s, "settled by the cluster in 381.6s") {
 		t.Errorf("the summary does not tell the settled floor: %s", s)
+	}
+}
+
+func TestTableSplitsMemoryAndTellsTheMachinesLoad(t *testing.T) {
+	rep := report{Operators: map[string]*result{
+		"etcd-cluster": {CRs: 1000, PeakRSSMiB: 103.9, RSSFileMiB: 29.6, RSSAnonMiB: 70.2, HeapLiveMiB: 41.3, BusyPercent: 99, FloorBusyPercent: 87},
+	}, Machine: machine{Date: "2026-11-28T00:00:00Z"}}
+	if want := "| etcd-cluster | 103.9 | 29.6 | 70.2 | 41.3 | 99 % | 87 % |"; !strings.Contains(rep.table(), want) {
+		t.Errorf("the table has no %q:\n%s", want, rep.table())
+	}
+	if s := rep.Operators["etcd-cluster"].summary(); !strings.Contains(s, "29.6 file-mapped, 70.2 anonymous; live heap 41.3") || !strings.Contains(s, "machine busy 87 %") {
+		t.Errorf("the summary does not split the memory or tell the machine's load: %s", s)
 	}
 }

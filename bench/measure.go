@@ -48,6 +48,15 @@ type result struct {
 	// IdleRequestsByMethod are the requests of the idle stretch.
 	IdleRequestsByMethod requests `json:"idle_requests_by_method,omitempty"`
 	PeakRSSMiB           float64  `json:"peak_rss_mib"`
+	// RSSFileMiB and RSSAnonMiB split the resident memory at the end of
+	// the idle stretch: the pages mapped from files (the operator's
+	// executable, mostly: clean pages shared with the kernel's page cache)
+	// and the rest (the Go heap with the garbage collector's headroom,
+	// stacks, the runtime's own). HeapLiveMiB is the heap the operator held
+	// after its last garbage collection at convergence.
+	RSSFileMiB  float64 `json:"rss_file_mib"`
+	RSSAnonMiB  float64 `json:"rss_anon_mib"`
+	HeapLiveMiB float64 `json:"heap_live_mib"`
 	// CPUSeconds is the operator's CPU time, user and system, from its
 	// start to the end of the idle stretch.
 	CPUSeconds   float64 `json:"cpu_seconds"`
@@ -58,11 +67,18 @@ type result struct {
 	// every child the floor made (its Deployments available, its Jobs
 	// succeeded): what the cluster's own controllers take for what a CR
 	// needs of them, in no order.
-	FloorSettledSeconds *float64    `json:"floor_settled_seconds,omitempty"`
-	FloorWritesPerCR    float64     `json:"floor_writes_per_cr"`
-	RatioToFloor        float64     `json:"ratio_to_floor"`
-	Seed                *seedResult `json:"seed,omitempty"`
-	SpeedupVsSeed       *float64    `json:"speedup_vs_seed,omitempty"`
+	FloorSettledSeconds *float64 `json:"floor_settled_seconds,omitempty"`
+	FloorWritesPerCR    float64  `json:"floor_writes_per_cr"`
+	// BusyPercent and FloorBusyPercent are the share of the machine's CPU
+	// time spent busy, by every process (the API server, etcd, kwok, the
+	// cluster's controllers, the operator or the floor), while the
+	// operator converged and while the floor's writes ran: near 100, the
+	// machine's CPUs, not a client's limits, bounded the run.
+	BusyPercent      float64     `json:"busy_percent"`
+	FloorBusyPercent float64     `json:"floor_busy_percent"`
+	RatioToFloor     float64     `json:"ratio_to_floor"`
+	Seed             *seedResult `json:"seed,omitempty"`
+	SpeedupVsSeed    *float64    `json:"speedup_vs_seed,omitempty"`
 	// HeapProfile names the file of the operator's heap at convergence.
 	HeapProfile string `json:"heap_profile,omitempty"`
 	latencies   []time.Duration
@@ -91,7 +107,7 @@ func measure(ctx context.Context, s settings, w workload) (*result, error) {
 		return nil, err
 	}
 	defer op.stop()
-	baseRSS, _, err := memory(op.cmd.Process.Pid)
+	base, err := memory(op.cmd.Process.Pid)
 	if err != nil {
 		return nil, err
 	}
@@ -101,7 +117,7 @@ func measure(ctx context.Context, s settings, w workload) (*result, error) {
 		return nil, err
 	}
 	say("%s: all %d done in %.1fs; idle for %s", w.operator, w.count, r.Seconds, s.idle)
-	if err := idleAndMemory(ctx, s, w, op, baseRSS, r); err != nil {
+	if err := idleAndMemory(ctx, s, w, op, base.rss, r); err != nil {
 		return nil, err
 	}
 	op.stop()
@@ -110,10 +126,11 @@ func measure(ctx context.Context, s settings, w workload) (*result, error) {
 	if err != nil {
 		return nil, err
 	}
-	if r.FloorSeconds, r.FloorSettledSeconds, err = floor(ctx, s, c, w, p); err != nil {
+	f, err := floor(ctx, s, c, w, p)
+	if err != nil {
 		return nil, err
 	}
-	r.FloorSeconds = round(r.FloorSeconds, 2)
+	r.FloorSeconds, r.FloorSettledSeconds, r.FloorBusyPercent = round(f.seconds, 2), f.settled, f.busy
 	r.FloorWritesPerCR = per(p.writes(), w.count)
 	r.RatioToFloor = round(r.Seconds/r.FloorSeconds, 2)
 	return r, nil
@@ -132,12 +149,19 @@ func converge(ctx context.Context, s settings, dyn dynamic.Interface, w workload
 	}
 	say("%s: creating %d %ss", w.operator, w.count, w.kind)
 	made.begin()
+	busy, err := startBusy()
+	if err != nil {
+		return err
+	}
 	tell := func(cr *unstructured.Unstructured) { made.markCreated(cr.GetName(), cr.GetUID()) }
 	if err := createAll(ctx, dyn, w.gvr, namespace, objects(w), t, tell); err != nil {
 		return err
 	}
 	if err := waitAll(ctx, w.operator, t, s.timeout, op.alive); err != nil {
 		return fmt.Errorf("%w (the operator's log: %s)", err, logFile(s.root, w.operator))
+	}
+	if r.BusyPercent, err = busy.percent(); err != nil {
+		return err
 	}
 	if w.created != nil {
 		if err := waitAll(ctx, w.operator+" (children created)", made, s.timeout, op.alive); err != nil {
@@ -159,6 +183,11 @@ func idleAndMemory(ctx context.Context, s settings, w workload, op *process, bas
 		return err
 	}
 	r.RequestsByMethod, r.RequestsByCode = converged.methods(), converged
+	live, err := heapLive(ctx, op.metrics)
+	if err != nil {
+		return err
+	}
+	r.HeapLiveMiB = round(live/(1<<20), 1)
 	if r.heap, err = heapTop(ctx, op.pprof); err != nil {
 		return err
 	}
@@ -174,15 +203,16 @@ func idleAndMemory(ctx context.Context, s settings, w workload, op *process, bas
 	}
 	r.IdleRequestsByMethod = idle.minus(converged).methods()
 	r.IdleSeconds, r.IdleWrites = s.idle.Seconds(), r.IdleRequestsByMethod.writes()
-	_, peak, err := memory(op.cmd.Process.Pid)
+	m, err := memory(op.cmd.Process.Pid)
 	if err != nil {
 		return err
 	}
-	r.PeakRSSMiB = round(float64(peak)/1024, 1)
+	r.PeakRSSMiB = round(float64(m.peak)/1024, 1)
+	r.RSSFileMiB, r.RSSAnonMiB = round(float64(m.file)/1024, 1), round(float64(m.anon)/1024, 1)
 	if r.CPUSeconds, err = cpuSeconds(op.cmd.Process.Pid); err != nil {
 		return err
 	}
-	r.RSSPerCRKiB = round(float64(peak-baseRSS)/float64(w.count), 1)
+	r.RSSPerCRKiB = round(float64(m.peak-baseRSS)/float64(w.count), 1)
 	return op.alive()
 }
 
@@ -222,24 +252,33 @@ func settle(ctx context.Context, metrics string, quiet, most time.Duration) (req
 	return last, nil
 }
 
+// floorTimes are the floor's seconds, those until the cluster settled its
+// children (nil for a workload without a settled rule), and the machine's
+// busy share while its writes ran.
+type floorTimes struct {
+	seconds float64
+	settled *float64
+	busy    float64
+}
+
 // floor times the floor's writes for w's CRs on a fresh cluster and, for a
 // workload with a settled rule, until the cluster has settled the floor's
-// children (nil otherwise).
-func floor(ctx context.Context, s settings, c *cluster, w workload, p plan) (float64, *float64, error) {
+// children.
+func floor(ctx context.Context, s settings, c *cluster, w workload, p plan) (floorTimes, error) {
 	say("%s: the floor (%d writes with the operator's client limits) on a fresh cluster", w.operator, p.writes())
 	if err := c.fresh(ctx, nodes(w.count*w.podsPerCR), "crds/"); err != nil {
-		return 0, nil, err
+		return floorTimes{}, err
 	}
 	dyn, err := c.dynamic()
 	if err != nil {
-		return 0, nil, err
+		return floorTimes{}, err
 	}
 	cfg, err := c.config(s.qps, s.burst)
 	if err != nil {
-		return 0, nil, err
+		return floorTimes{}, err
 	}
 	if _, err := dynamic.NewForConfig(cfg); err != nil {
-		return 0, nil, err
+		return floorTimes{}, err
 	}
 	limited := &perKind{cfg: cfg, clients: map[schema.GroupVersionResource]*dynamic.DynamicClient{}}
 	t := newTracker(w.count)
@@ -251,23 +290,32 @@ func floor(ctx context.Context, s settings, c *cluster, w workload, p plan) (flo
 		watchSettled(watchCtx, dyn, w, p, settled)
 		settled.begin()
 	}
+	busy, err := startBusy()
+	if err != nil {
+		return floorTimes{}, err
+	}
 	created := make(chan *unstructured.Unstructured, w.count)
 	replayed := make(chan error, 1)
 	go func() { replayed <- replay(ctx, limited, w.gvr, p, created, t) }()
 	err = createAll(ctx, dyn, w.gvr, namespace, objects(w), t, func(cr *unstructured.Unstructured) { created <- cr })
 	close(created)
 	if err := errors.Join(err, <-replayed); err != nil {
-		return 0, nil, err
+		return floorTimes{}, err
+	}
+	f := floorTimes{seconds: t.seconds()}
+	if f.busy, err = busy.percent(); err != nil {
+		return floorTimes{}, err
 	}
 	if settled == nil {
-		return t.seconds(), nil, nil
+		return f, nil
 	}
 	say("%s: the floor's writes took %.1fs; waiting for the cluster to settle its children", w.operator, t.seconds())
 	if err := waitAll(ctx, w.operator+": the floor's children settled", settled, s.timeout, func() error { return nil }); err != nil {
-		return 0, nil, err
+		return floorTimes{}, err
 	}
 	seconds := round(settled.seconds(), 2)
-	return t.seconds(), &seconds, nil
+	f.settled = &seconds
+	return f, nil
 }
 
 // objects are w's CRs.

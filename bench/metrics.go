@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"os"
 	"os/exec"
@@ -117,41 +118,125 @@ func label(labels, name string) string {
 	return ""
 }
 
-// memory reads a process's resident memory now and at its peak (VmRSS and
-// VmHWM), in KiB.
-func memory(pid int) (rss, peak int, err error) {
+// memoryUse is a process's resident memory, in KiB: now and at its peak
+// (VmRSS and VmHWM), and of now, the pages mapped from files (RssFile: its
+// executable's, mostly, clean pages the kernel shares with its page cache)
+// and the rest (RssAnon: the Go heap, stacks and the runtime's own).
+type memoryUse struct{ rss, peak, file, anon int }
+
+// memory reads process pid's memoryUse.
+func memory(pid int) (memoryUse, error) {
 	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
-		return 0, 0, err
+		return memoryUse{}, err
 	}
 	defer func() { _ = f.Close() }()
 	return parseMemory(f)
 }
 
-func parseMemory(r io.Reader) (rss, peak int, err error) {
+func parseMemory(r io.Reader) (memoryUse, error) {
+	var m memoryUse
+	fields := map[string]*int{"VmRSS": &m.rss, "VmHWM": &m.peak, "RssFile": &m.file, "RssAnon": &m.anon}
 	s := bufio.NewScanner(r)
 	for s.Scan() {
 		key, value, ok := strings.Cut(s.Text(), ":")
-		if !ok || (key != "VmRSS" && key != "VmHWM") {
+		field, wanted := fields[key]
+		if !ok || !wanted {
 			continue
 		}
 		kib, err := strconv.Atoi(strings.TrimSuffix(strings.TrimSpace(value), " kB"))
 		if err != nil {
-			return 0, 0, fmt.Errorf("%s: %w", key, err)
+			return memoryUse{}, fmt.Errorf("%s: %w", key, err)
 		}
-		if key == "VmRSS" {
-			rss = kib
-		} else {
-			peak = kib
+		*field = kib
+	}
+	if err := s.Err(); err != nil {
+		return memoryUse{}, err
+	}
+	if m.rss == 0 || m.peak == 0 || m.file == 0 || m.anon == 0 {
+		return memoryUse{}, fmt.Errorf("no VmRSS, VmHWM, RssFile or RssAnon in /proc/PID/status")
+	}
+	return m, nil
+}
+
+// heapLive is the Go heap an operator held after its last garbage
+// collection, in bytes, as its metrics endpoint reports it
+// (go_gc_heap_live_bytes, from runtime/metrics).
+func heapLive(ctx context.Context, url string) (float64, error) {
+	body, err := get(ctx, url)
+	if err != nil {
+		return 0, err
+	}
+	defer func() { _ = body.Close() }()
+	return gauge(body, "go_gc_heap_live_bytes")
+}
+
+// gauge is the value of the unlabelled sample name in Prometheus' text
+// format.
+func gauge(r io.Reader, name string) (float64, error) {
+	s := bufio.NewScanner(r)
+	s.Buffer(make([]byte, 0, 64*1024), 1024*1024)
+	for s.Scan() {
+		if value, ok := strings.CutPrefix(s.Text(), name+" "); ok {
+			return strconv.ParseFloat(strings.TrimSpace(value), 64)
 		}
 	}
 	if err := s.Err(); err != nil {
+		return 0, err
+	}
+	return 0, fmt.Errorf("no %s sample", name)
+}
+
+// machineCPU reads the machine's CPU time so far, in ticks: busy (every
+// state but idle and I/O wait) and in all, from /proc/stat's first line.
+func machineCPU() (busy, total float64, err error) {
+	b, err := os.ReadFile("/proc/stat")
+	if err != nil {
 		return 0, 0, err
 	}
-	if rss == 0 || peak == 0 {
-		return 0, 0, fmt.Errorf("no VmRSS or VmHWM in /proc/PID/status")
+	return parseMachineCPU(string(b))
+}
+
+func parseMachineCPU(stat string) (busy, total float64, err error) {
+	line, _, _ := strings.Cut(stat, "\n")
+	f := strings.Fields(line)
+	// cpu user nice system idle iowait irq softirq steal ...: the first
+	// eight states; guest time is counted in user already.
+	if len(f) < 9 || f[0] != "cpu" {
+		return 0, 0, fmt.Errorf("unreadable /proc/stat line %q", line)
 	}
-	return rss, peak, nil
+	for i, v := range f[1:9] {
+		n, err := strconv.ParseFloat(v, 64)
+		if err != nil {
+			return 0, 0, fmt.Errorf("unreadable /proc/stat line %q: %w", line, err)
+		}
+		total += n
+		if i != 3 && i != 4 { // idle, iowait
+			busy += n
+		}
+	}
+	return busy, total, nil
+}
+
+// busyMeter measures the share of the machine's CPU time spent busy, by
+// every process, between its start and its percent.
+type busyMeter struct{ busy, total float64 }
+
+func startBusy() (busyMeter, error) {
+	busy, total, err := machineCPU()
+	return busyMeter{busy, total}, err
+}
+
+// percent is the busy share since the meter started, rounded to a percent.
+func (m busyMeter) percent() (float64, error) {
+	busy, total, err := machineCPU()
+	if err != nil {
+		return 0, err
+	}
+	if total <= m.total {
+		return 0, fmt.Errorf("no CPU time passed")
+	}
+	return math.Round(100 * (busy - m.busy) / (total - m.total)), nil
 }
 
 // heapTop reads the operator's heap profile from its pprof base URL and

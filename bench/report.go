@@ -71,8 +71,10 @@ func field(text, key string) string {
 // summary is the result on one line, as bench prints it.
 func (r *result) summary() string {
 	s := fmt.Sprintf("%d CRs in %.1fs (p50 %.0f ms, p99 %.0f ms), %.2f writes and %.2f reads per CR, "+
-		"%d writes idle, peak RSS %.1f MiB, %.1f CPU s, floor %.1fs (x%.2f)",
-		r.CRs, r.Seconds, r.P50Ms, r.P99Ms, r.WritesPerCR, r.ReadsPerCR, r.IdleWrites, r.PeakRSSMiB, r.CPUSeconds, r.FloorSeconds, r.RatioToFloor)
+		"%d writes idle, peak RSS %.1f MiB (at the end %.1f file-mapped, %.1f anonymous; live heap %.1f), %.1f CPU s, "+
+		"machine busy %.0f %%, floor %.1fs (x%.2f, machine busy %.0f %%)",
+		r.CRs, r.Seconds, r.P50Ms, r.P99Ms, r.WritesPerCR, r.ReadsPerCR, r.IdleWrites, r.PeakRSSMiB, r.RSSFileMiB, r.RSSAnonMiB, r.HeapLiveMiB,
+		r.CPUSeconds, r.BusyPercent, r.FloorSeconds, r.RatioToFloor, r.FloorBusyPercent)
 	if r.FloorSettledSeconds != nil {
 		s += fmt.Sprintf(", the floor's children settled by the cluster in %.1fs", *r.FloorSettledSeconds)
 	}
@@ -103,6 +105,14 @@ func (rep report) table() string {
 		fmt.Fprintf(&b, "| %s | %d | %.1f | %.0f | %.0f | %.2f | %.2f | %.2f | %d in %.0f s | %.1f | %.1f | %s | %.2f | %s |\n",
 			op, r.CRs, r.Seconds, r.P50Ms, r.P99Ms, r.WritesPerCR, r.FloorWritesPerCR, r.ReadsPerCR,
 			r.IdleWrites, r.IdleSeconds, r.PeakRSSMiB, r.CPUSeconds, floor, r.RatioToFloor, seed)
+	}
+	b.WriteString("\n| operator | peak RSS MiB | at the end: file-mapped MiB | anonymous MiB | live heap MiB | machine's CPUs busy: operator's run | floor's writes |\n")
+	b.WriteString("|---|---:|---:|---:|---:|---:|---:|\n")
+	for _, op := range order {
+		if r, ok := rep.Operators[op]; ok {
+			fmt.Fprintf(&b, "| %s | %.1f | %.1f | %.1f | %.1f | %.0f %% | %.0f %% |\n",
+				op, r.PeakRSSMiB, r.RSSFileMiB, r.RSSAnonMiB, r.HeapLiveMiB, r.BusyPercent, r.FloorBusyPercent)
+		}
 	}
 	m := rep.Machine
 	workers := ""
