@@ -187,8 +187,10 @@ func gauge(r io.Reader, name string) (float64, error) {
 	return 0, fmt.Errorf("no %s sample", name)
 }
 
-// machineCPU reads the machine's CPU time so far, in ticks: busy (every
-// state but idle and I/O wait) and in all, from /proc/stat's first line.
+// machineCPU reads the machine's CPU time so far, in ticks: busy (running
+// a process or the kernel's interrupts) and in all (busy, idle or waiting
+// on I/O; time a hypervisor stole is neither), from /proc/stat's first
+// line.
 func machineCPU() (busy, total float64, err error) {
 	b, err := os.ReadFile("/proc/stat")
 	if err != nil {
@@ -200,12 +202,12 @@ func machineCPU() (busy, total float64, err error) {
 func parseMachineCPU(stat string) (busy, total float64, err error) {
 	line, _, _ := strings.Cut(stat, "\n")
 	f := strings.Fields(line)
-	// cpu user nice system idle iowait irq softirq steal ...: the first
-	// eight states; guest time is counted in user already.
+	// cpu user nice system idle iowait irq softirq steal guest
+	// guest_nice: guest time is counted in user already.
 	if len(f) < 9 || f[0] != "cpu" {
 		return 0, 0, fmt.Errorf("unreadable /proc/stat line %q", line)
 	}
-	for i, v := range f[1:9] {
+	for i, v := range f[1:8] {
 		n, err := strconv.ParseFloat(v, 64)
 		if err != nil {
 			return 0, 0, fmt.Errorf("unreadable /proc/stat line %q: %w", line, err)
