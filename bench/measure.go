@@ -309,7 +309,7 @@ func floor(ctx context.Context, s settings, c *cluster, w workload, p plan) (flo
 	if settled == nil {
 		return f, nil
 	}
-	say("%s: the floor's writes took %.1fs; waiting for the cluster to settle its children", w.operator, t.seconds())
+	say("%s: the floor's writes took %.1fs; waiting for the cluster to settle its children", w.operator, f.seconds)
 	if err := waitAll(ctx, w.operator+": the floor's children settled", settled, s.timeout, func() error { return nil }); err != nil {
 		return floorTimes{}, err
 	}

@@ -17,15 +17,19 @@ import (
 // A cache of 1000 custom resources holds thousands of children, each
 // decoded with copies of the same label keys and values (the recommended
 // labels, pod-template-hash), annotation keys, owner's kind, name and UID,
-// and namespace: as decoded, those copies were the largest part of each
-// operator's heap.
+// and namespace: as decoded, those copies were the largest line of
+// mysql-backup's heap profile at 1000 MySQLs.
 func lean(in any) (any, error) {
-	out, err := cache.TransformStripManagedFields()(in)
+	out, err := stripManagedFields(in)
 	if o, ok := out.(metav1.Object); ok && err == nil {
 		shared.meta(o)
 	}
 	return out, err
 }
+
+// stripManagedFields is controller-runtime's transform, made once: lean runs
+// on every object every watch event brings.
+var stripManagedFields = cache.TransformStripManagedFields()
 
 // shared is the strings table of every cache of the process.
 var shared = interned{max: 16384}

@@ -323,9 +323,10 @@ func Children(managedBy string, kinds ...client.Object) map[client.Object]cache.
 }
 
 // Trim narrows what byObject's cache keeps of the objects of type T, one of
-// its kinds, to what trim leaves of each, lean besides (as every kind). It is for children an operator reads but never applies nor
-// updates whole (pods its Deployment or Job runs, a ReplicaSet, a Job it
-// creates once): their specs are most of their size, and a cache of 1000
+// its kinds, to what trim leaves of each, lean besides (as every kind). It
+// is for children an operator reads but never applies nor updates whole
+// (pods its Deployment or Job runs, a ReplicaSet, a Job it creates once):
+// their specs are most of their size, and a cache of 1000
 // custom resources holds thousands of them. trim must leave every field the
 // operator reads of them; it runs on each object before the cache stores
 // it, and again on an object it trimmed. Trim panics when T is not one of
