@@ -116,16 +116,16 @@ lint: ## Lint the Go code of every module and the shell scripts.
 .PHONY: test
 test: verify-generate verify-tree lint test-clusters ## Everything CI runs: generate and tree checks, lint, unit, fuzzing, envtest and e2e tests, the kind tests' part, a small run of the benchmark.
 
-# What test-clusters' lanes run after their suites (make test:
-# test-integration in the other lane; bench-smoke, the unit tests and
-# fuzzing in the real node's), where the machine has cores to spare. The
-# lanes' suites end within minutes of each other; what follows them is
-# shared out so that both end together (each lane prints when each of its
-# steps ended).
-OTHER_LANE_ALSO ?=
-REAL_LANE_ALSO ?=
-test: OTHER_LANE_ALSO = test-integration
-test: REAL_LANE_ALSO = bench-smoke test-unit fuzz
+# What test-clusters' lanes run after their suites (make test: the
+# operators' tests under the race detector, the benchmark's smoke run, the
+# unit tests and fuzzing), where the machine has cores to spare: each is
+# taken, in this order (the longest first), by the first lane whose suites
+# are done, and the next by whichever lane is free then, so that both lanes
+# end together whichever ends its suites first (each lane prints when each
+# of its steps ended).
+LANES_ALSO ?=
+test: LANES_ALSO = test-integration bench-smoke test-unit fuzz
+LANES_ALSO_DIR = $(BIN)/lanes-also
 
 # The labs that need the local cluster's real node (their "needs: real
 # node" marker) and the others, as patterns of TestLabs' subtests.
@@ -140,6 +140,15 @@ GOTEST := $(ROOT)/scripts/gotest.sh
 # seconds since the lane started ($$start).
 lap = echo "$(1): $(2) ended after $$(( $$(date +%s) - start ))s"
 
+# take_also,LANE: a shell command running each target of LANES_ALSO that no
+# lane has taken yet; a lane takes a target by making its directory in
+# LANES_ALSO_DIR, which only one can (test-clusters empties it first).
+take_also = for t in $(LANES_ALSO); do \
+		mkdir $(LANES_ALSO_DIR)/$$t 2>/dev/null || { [ -d $(LANES_ALSO_DIR)/$$t ] && continue; echo "$(1): cannot take $$t: no $(LANES_ALSO_DIR)" >&2; rc=1; continue; }; \
+		$(MAKE) --no-print-directory -k $$t || rc=1; \
+		$(call lap,$(1),$$t); \
+	done
+
 # make test-e2e and make test-kind-part, in two lanes side by side: one has
 # the machine's real node (tests/deploy, tests/olm, tests/realnode, the labs
 # that need it, the README), the other none (the kind part, the other labs on
@@ -149,14 +158,16 @@ lap = echo "$(1): $(2) ended after $$(( $$(date +%s) - start ))s"
 # first, while the first lane runs the suites that do not. The second lane's
 # output goes to bin/test-lane.log, printed whole when it ends; what the
 # failed tests of both printed last (scripts/gotest.sh) comes again at the
-# end, where CI's summary shows it.
+# end, where CI's summary shows it, with what the run cost the machine's
+# CPUs (scripts/cpu-work.sh): its CPU time over the cores is the least wall
+# time its work can take here.
 .PHONY: test-clusters
 test-clusters: ## make test-e2e and make test-kind-part, in two lanes side by side.
 	scripts/build-tools.sh kubernetes etcd kwok
 	@mkdir -p $(BIN)
-	@start=$$(date +%s); \
-	rm -rf $(BIN)/test-failures; export GOTEST_FAILURES=$(BIN)/test-failures; \
-	{ $(MAKE) --no-print-directory test-lane OTHER_LANE_ALSO='$(OTHER_LANE_ALSO)' >$(BIN)/test-lane.log 2>&1 && echo 0 >$(BIN)/test-lane.rc || echo $$? >$(BIN)/test-lane.rc; } & \
+	@start=$$(date +%s); cpu=$$(scripts/cpu-work.sh); \
+	rm -rf $(BIN)/test-failures $(LANES_ALSO_DIR); mkdir -p $(LANES_ALSO_DIR); export GOTEST_FAILURES=$(BIN)/test-failures; \
+	{ $(MAKE) --no-print-directory test-lane LANES_ALSO='$(LANES_ALSO)' >$(BIN)/test-lane.log 2>&1 && echo 0 >$(BIN)/test-lane.rc || echo $$? >$(BIN)/test-lane.rc; } & \
 	lane=$$!; \
 	trap 'kill $$lane 2>/dev/null || true' INT TERM; \
 	rc=0; cd tests; \
@@ -167,13 +178,14 @@ test-clusters: ## make test-e2e and make test-kind-part, in two lanes side by si
 	$(GOTEST) -count=1 -timeout 20m ./readme/ || rc=1; \
 	$(call lap,test-clusters,the README); \
 	cd ..; \
-	if [ -n "$(REAL_LANE_ALSO)" ]; then $(MAKE) --no-print-directory -k $(REAL_LANE_ALSO) || rc=1; fi; \
+	$(call take_also,test-clusters); \
 	echo "test-clusters: the real node's lane ended ($$rc) after $$(( $$(date +%s) - start ))s; waiting for the other"; \
 	wait $$lane || true; \
 	echo "test-clusters: the other lane printed (bin/test-lane.log):"; cat $(BIN)/test-lane.log; \
 	other=$$(cat $(BIN)/test-lane.rc); \
 	if [ -n "$$(ls $(BIN)/test-failures 2>/dev/null)" ]; then echo "test-clusters: what the failed tests printed last, again:"; cat $(BIN)/test-failures/*; fi; \
 	echo "test-clusters: real node's lane $$rc, other lane $$other, after $$(( $$(date +%s) - start ))s"; \
+	echo "test-clusters: the machine's CPUs: $$(scripts/cpu-work.sh "$$cpu")"; \
 	[ "$$rc" = 0 ] && [ "$$other" = 0 ]
 
 # test-clusters' second lane: the labs on kind (make test-kind-part's), the
@@ -197,7 +209,7 @@ test-lane:
 	fi; \
 	(cd tests && $(GOTEST) -count=1 -timeout 30m ./e2e/) || rc=1; \
 	$(call lap,test-lane,tests/e2e); \
-	if [ -n "$(OTHER_LANE_ALSO)" ]; then $(MAKE) --no-print-directory -k $(OTHER_LANE_ALSO) || rc=1; fi; \
+	$(call take_also,test-lane); \
 	exit $$rc
 
 .PHONY: verify-tree

@@ -177,11 +177,17 @@ func (r *taskRun) refused(ctx context.Context, stdin, want string, args ...strin
 	return nil
 }
 
-// until calls f every half second until it returns nil, and returns its
-// last error when limit has passed first.
+// until calls f until it returns nil, and returns its last error when limit
+// has passed first. It calls again after half a second, then waits half as
+// long again each time, up to 3 seconds: a check that passes soon is seen
+// soon, and one that never passes (a starter's) sends a few dozen kubectl
+// commands in 90 seconds, not 180, each a process that costs the machine a
+// sixth of a CPU second before any request (about 30 in 90 seconds, where
+// a call every half second sent a hundred).
 func until(ctx context.Context, limit time.Duration, f func() error) error {
 	ctx, cancel := context.WithTimeout(ctx, limit)
 	defer cancel()
+	wait := 500 * time.Millisecond
 	for {
 		err := f()
 		if err == nil {
@@ -190,9 +196,15 @@ func until(ctx context.Context, limit time.Duration, f func() error) error {
 		select {
 		case <-ctx.Done():
 			return fmt.Errorf("after %s: %w", limit, err)
-		case <-time.After(500 * time.Millisecond):
+		case <-time.After(wait):
 		}
+		wait = untilNext(wait)
 	}
+}
+
+// untilNext is how long until waits after having waited wait.
+func untilNext(wait time.Duration) time.Duration {
+	return min(wait*3/2, 3*time.Second)
 }
 
 // runTasks runs the checks of each of tasks on their code, code(task), and

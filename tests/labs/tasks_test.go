@@ -3,8 +3,10 @@ package labs
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/operator-workshops/workshop/operators/common/testenv"
 )
@@ -180,5 +182,25 @@ func TestCheckCopy(t *testing.T) {
 				t.Errorf("%s with %q for %q: %v, want %q", side, c.new, c.old, err, c.want)
 			}
 		}
+	}
+}
+
+// TestUntilWaitsLongerEachTime checks the waits between a check's calls:
+// half a second first, growing by half, never more than 3 seconds, so that
+// a starter's check that never passes sends about 30 commands in 90
+// seconds.
+func TestUntilWaitsLongerEachTime(t *testing.T) {
+	var waits []time.Duration
+	var total time.Duration
+	for w := 500 * time.Millisecond; total < 90*time.Second; w = untilNext(w) {
+		waits = append(waits, w)
+		total += w
+	}
+	want := []time.Duration{500 * time.Millisecond, 750 * time.Millisecond, 1125 * time.Millisecond, 1687500 * time.Microsecond, 2531250 * time.Microsecond, 3 * time.Second, 3 * time.Second}
+	if !slices.Equal(waits[:len(want)], want) {
+		t.Errorf("the first waits are %v, want %v", waits[:len(want)], want)
+	}
+	if n := len(waits); n < 25 || n > 35 {
+		t.Errorf("%d calls in 90 seconds of waits, want about 30", n)
 	}
 }
