@@ -4,7 +4,9 @@
 # kwok/kwokctl, controller-gen, golangci-lint and FerretDB (the kind node's
 # mongo stand-in). Versions live in scripts/tools/<name>/go.mod, checksums in
 # the go.sum beside it. A tool is rebuilt only when its module files or its
-# build flags change, so second runs take well under a second.
+# build flags change, so second runs take well under a second; a fresh clone
+# copies what another clone built with the same Go, kept in
+# ~/.cache/workshop-tools ($WORKSHOP_TOOLS_CACHE).
 #
 # usage: scripts/build-tools.sh [kubernetes|kubernetes-node|kubectl|coredns|etcd|kwok|controller-gen|golangci-lint|kind|kubebuilder|olm|local-provisioner|ferretdb]...
 # With no argument it builds all but kubernetes-node, coredns and ferretdb, which only
@@ -19,6 +21,8 @@ set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 bin=${BIN:-$root/bin}
 mkdir -p "$bin"
+# Built tools are also kept here, for the next clone of the repository.
+cache=${WORKSHOP_TOOLS_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/workshop-tools}
 
 say() { echo "build-tools: $*" >&2; }
 # shellcheck source=scripts/wait.sh
@@ -119,6 +123,16 @@ build() {
 	if [ $missing = 0 ] && [ "$(cat "$stamp" 2>/dev/null)" = "$want" ]; then
 		return 0
 	fi
+	# The same sources, flags and Go give the same binaries (-trimpath): a
+	# clone's build takes another clone's from the cache.
+	local kept
+	kept=$cache/$tool-$(printf '%s %s\n' "$want" "$(go env GOVERSION GOOS GOARCH | paste -sd' ')" | sha256sum | cut -c1-16)
+	if [ -f "$kept/.complete" ]; then
+		for b in $(binaries "$tool"); do cp -f "$kept/$b" "$bin/.$b.copy" && mv -f "$bin/.$b.copy" "$bin/$b"; done
+		echo "$want" >"$stamp"
+		say "$tool from the cache ($kept)"
+		return 0
+	fi
 	local hint=""
 	case $tool in kubernetes) hint=" (the first build takes about 12 minutes on 2 cores)" ;; esac
 	say "building $(binaries "$tool") into $bin$hint"
@@ -134,7 +148,19 @@ build() {
 	# go names a binary after its package path: etcd's server is ".../server/v3".
 	if [ "$tool" = etcd ]; then mv -f "$bin/server" "$bin/etcd"; fi
 	echo "$want" >"$stamp"
+	keep "$tool" "$kept"
 	say "$tool ready in $((SECONDS - start))s"
+}
+
+# keep TOOL DIR copies TOOL's binaries from bin/ into the cache directory
+# DIR, whole or not at all (a copy that stops halfway leaves no .complete).
+keep() {
+	local b tmp
+	mkdir -p "$cache"
+	tmp=$(mktemp -d "$cache/.copy-XXXXXX")
+	for b in $(binaries "$1"); do cp "$bin/$b" "$tmp/$b"; done
+	touch "$tmp/.complete"
+	mv -T "$tmp" "$2" 2>/dev/null || rm -rf "$tmp"
 }
 
 # A build runs in the background (for its progress lines): stop it with the
