@@ -178,17 +178,15 @@ func (r *taskRun) refused(ctx context.Context, stdin, want string, args ...strin
 }
 
 // until calls f until it returns nil, and returns its last error when limit
-// has passed first. It calls again after half a second, then waits half as
-// long again each time, up to 3 seconds: a check that passes soon is seen
-// soon, and one that never passes (a starter's) sends a few dozen kubectl
-// commands in 90 seconds, not 180, each a process that costs the machine a
-// sixth of a CPU second before any request (about 30 in 90 seconds, where
-// a call every half second sent a hundred).
+// has passed first. It calls again after untilFirst, then waits half as long
+// again each time, up to 3 seconds: a check that passes soon is seen soon,
+// and one that never passes (a starter's) sends about 30 kubectl commands in
+// 90 seconds where a call every half second sent a hundred, each a process
+// that costs the machine a sixth of a CPU second before any request.
 func until(ctx context.Context, limit time.Duration, f func() error) error {
 	ctx, cancel := context.WithTimeout(ctx, limit)
 	defer cancel()
-	wait := 500 * time.Millisecond
-	for {
+	for wait := untilFirst; ; wait = untilNext(wait) {
 		err := f()
 		if err == nil {
 			return nil
@@ -198,11 +196,13 @@ func until(ctx context.Context, limit time.Duration, f func() error) error {
 			return fmt.Errorf("after %s: %w", limit, err)
 		case <-time.After(wait):
 		}
-		wait = untilNext(wait)
 	}
 }
 
-// untilNext is how long until waits after having waited wait.
+// untilFirst is until's first wait; untilNext is how long it waits after
+// having waited wait.
+const untilFirst = 500 * time.Millisecond
+
 func untilNext(wait time.Duration) time.Duration {
 	return min(wait*3/2, 3*time.Second)
 }

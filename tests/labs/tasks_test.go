@@ -192,7 +192,7 @@ func TestCheckCopy(t *testing.T) {
 func TestUntilWaitsLongerEachTime(t *testing.T) {
 	var waits []time.Duration
 	var total time.Duration
-	for w := 500 * time.Millisecond; total < 90*time.Second; w = untilNext(w) {
+	for w := untilFirst; total < 90*time.Second; w = untilNext(w) {
 		waits = append(waits, w)
 		total += w
 	}
