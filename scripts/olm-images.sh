@@ -33,6 +33,8 @@ registry=${REGISTRY:-ghcr.io/operator-workshops}
 work=$out/.work
 nonroot=65532:65532
 
+. "$root/scripts/kept-build.sh"
+
 say() { echo "olm-images.sh: $*" >&2; }
 die() { say "$*"; exit 1; }
 
@@ -55,7 +57,7 @@ releases() {
 program() {
 	local p=$1
 	shift
-	(cd "$root/scripts/images" && GOWORK=off go build -trimpath -o "$work/$p" "./$p")
+	GOWORK=off kept_build "$root/scripts/images" "$p" "$work/$p" -trimpath "./$p"
 	"$work/$p" "$@"
 }
 
@@ -161,10 +163,10 @@ catalog_build() {
 	rm -rf "$stage"
 	mkdir -p "$stage/bin" "$stage/tmp"
 	chmod 1777 "$stage/tmp"
-	(cd "$root/catalog/gen" && GOWORK=off CGO_ENABLED=0 go build -tags containers_image_openpgp -trimpath -ldflags "-s -w" \
-		-o "$stage/bin/opm" github.com/operator-framework/operator-registry/cmd/opm)
-	(cd "$root/catalog/gen" && GOWORK=off CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" \
-		-o "$stage/bin/grpc_health_probe" github.com/grpc-ecosystem/grpc-health-probe)
+	GOWORK=off CGO_ENABLED=0 kept_build "$root/catalog/gen" opm "$stage/bin/opm" \
+		-tags containers_image_openpgp -trimpath -ldflags "-s -w" github.com/operator-framework/operator-registry/cmd/opm
+	GOWORK=off CGO_ENABLED=0 kept_build "$root/catalog/gen" grpc_health_probe "$stage/bin/grpc_health_probe" \
+		-trimpath -ldflags "-s -w" github.com/grpc-ecosystem/grpc-health-probe
 	cp -r "$root/catalog/index" "$stage/configs"
 	# The serving cache, built now as catalog.Dockerfile's RUN does: opm
 	# serve --cache-dir refuses to start on a cache that is not there. opm

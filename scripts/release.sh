@@ -71,6 +71,8 @@ tree=${TREE:-$root}
 source_url=${SOURCE:-https://github.com/operator-workshops/workshop}
 operators=(database mysql-backup etcd-cluster gordon)
 
+. "$root/scripts/kept-build.sh"
+
 say() { echo "release.sh: $*" >&2; }
 die() { say "$*"; exit 1; }
 
@@ -103,8 +105,9 @@ image() {
 		[[ $p == linux/* ]] || die "PLATFORMS: $p: the operators run on linux/ARCH"
 		arch=${p#linux/}
 		mkdir -p "$work/$arch"
-		(cd "$tree" && GOWORK=$tree/go.work CGO_ENABLED=0 GOOS=linux GOARCH=$arch \
-			go build -trimpath -ldflags "-s -w" -o "$work/$arch/manager" "./operators/$op/cmd")
+		GOWORK=$tree/go.work CGO_ENABLED=0 GOOS=linux GOARCH=$arch \
+			kept_build "$tree" "$(tree_key)/$op-operator-linux-$arch" "$work/$arch/manager" \
+			-trimpath -ldflags "-s -w" "./operators/$op/cmd"
 		args+=(--platform "$p=$work/$arch")
 	done
 	for t in "$@"; do args+=(--tag "$t"); done
@@ -120,10 +123,16 @@ image() {
 	cat "$work/digest"
 }
 
-# mkimage runs scripts/images/mkimage, built once per run (from Go's cache
-# after the first time), so that it is never stale.
+# tree_key names the source tree among kept builds: a worktree of a release
+# by its commit, this tree as tree. (Two trees under one name cost links,
+# never a stale binary: go build links again whenever the sources differ.)
+tree_key() { if [ "$tree" = "$root" ]; then echo tree; else basename "$tree"; fi; }
+
+# mkimage runs scripts/images/mkimage, built for each run (kept_build), so
+# that it is never stale.
 mkimage() {
-	[ -x "$scratch/mkimage" ] || (cd "$root/scripts/images" && GOWORK=off go build -trimpath -o "$scratch/mkimage" ./mkimage)
+	[ -x "$scratch/mkimage" ] ||
+		GOWORK=off kept_build "$root/scripts/images" mkimage "$scratch/mkimage" -trimpath ./mkimage
 	"$scratch/mkimage" "$@"
 }
 
