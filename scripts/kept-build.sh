@@ -8,15 +8,17 @@
 # date there, where one built to a new path every run was linked every time
 # (an operator's link is 4 CPU-seconds, opm's 10, and make test builds the
 # same operator for every deploy and OLM install). Runs side by side take
-# turns on KEPT's lock, so that none copies a binary another is writing.
-# NAME must say what differs between the builds made under it (a source
-# tree, a platform), else they overwrite each other's binary every time.
+# turns on KEPT's lock, so that none copies a binary another is writing;
+# the copy is made beside COPY and renamed over it, so that a COPY being run
+# is never written. NAME must say what differs between the builds made
+# under it (a source tree, a platform), else they overwrite each other's
+# binary every time.
 kept_build() {
 	local dir=$1 kept=${BIN:-$root/bin}/kept-builds/$2 copy=$3
 	shift 3
 	mkdir -p "${kept%/*}"
 	(
 		flock 9
-		cd "$dir" && go build -o "$kept" "$@" && cp "$kept" "$copy"
+		cd "$dir" && go build -o "$kept" "$@" && cp "$kept" "$copy.copy" && mv -f "$copy.copy" "$copy"
 	) 9>"$kept.lock"
 }
