@@ -154,8 +154,9 @@ take_also = for t in $(LANES_ALSO); do \
 # that need it, the README), the other none (the kind part, the other labs on
 # fake nodes, tests/e2e). They share no cluster and no node; the steps that
 # run operators on this machine's own ports, as a learner does (the labs, the
-# README), take turns (tests/internal/cluster.LockHost), and the kind labs go
-# first, while the first lane runs the suites that do not. The second lane's
+# README), take turns (tests/internal/cluster.LockHost; a lab's cluster
+# starts and stops outside its turn), and the kind labs go first, while the
+# first lane runs the suites that do not. The second lane's
 # output goes to bin/test-lane.log, printed whole when it ends; what the
 # failed tests of both printed last (scripts/gotest.sh) comes again at the
 # end, where CI's summary shows it, with what the run cost the machine's

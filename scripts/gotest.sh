@@ -3,16 +3,17 @@
 # they end what a plain go test prints of a run that passes (each package's
 # ok line) and, for each test and its first level of subtests (each lab of
 # TestLabs), its result and how long it took, which a plain go test keeps to
-# itself: where make test's time goes. A run that fails then prints its
-# whole output, every test's log included, and last the end of each failed
-# test's own log, where it says why it failed. With GOTEST_FAILURES set to a
-# directory, that end is also left there in a file, for make test-clusters
-# to print again once both lanes are done.
+# itself, and how long a lab waited for the host lock another lab held
+# (tests/internal/cluster.LockHost): where make test's time goes. A run that
+# fails then prints its whole output, every test's log included, and last
+# the end of each failed test's own log, where it says why it failed. With
+# GOTEST_FAILURES set to a directory, that end is also left there in a
+# file, for make test-clusters to print again once both lanes are done.
 set -uo pipefail
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 go test -v "$@" 2>&1 | tee "$log" |
-	grep --line-buffered -E '^( {4})?--- (PASS|SKIP|FAIL): |^(ok|FAIL|PASS)([[:space:]]|$)|^\?'
+	grep --line-buffered -E '^( {4})?--- (PASS|SKIP|FAIL): |^(ok|FAIL|PASS)([[:space:]]|$)|^\?|waited [0-9hms]+ for the host lock$'
 rc=${PIPESTATUS[0]}
 [ "$rc" = 0 ] && exit 0
 

@@ -89,7 +89,6 @@ func labFiles(t *testing.T) (string, []string) {
 }
 
 func runLab(t *testing.T, root, lab string) {
-	cluster.HoldHost(t)
 	name := "lab-" + strings.TrimSuffix(filepath.Base(lab), ".md")
 	file := filepath.Join("labs", filepath.Base(lab))
 	// make lab-start, in a lab with tasks, copies their starters into a
@@ -115,6 +114,9 @@ func runLab(t *testing.T, root, lab string) {
 		t.Fatal(err)
 	}
 	steps := readLab(t, root, lab)
+	if err := startsCluster(file, steps); err != nil {
+		t.Fatal(err)
+	}
 	// The lab's commands name the learner's folder, labs/tasks/work/; the
 	// test's is work.
 	workCommands := strings.NewReplacer(defaultWork+"/", work+"/")
@@ -183,8 +185,23 @@ func runLab(t *testing.T, root, lab string) {
 		}
 	}
 
+	// The host lock (another lab's or the README's steps use this
+	// machine's ports and /tmp files) is taken once the first block has
+	// started the cluster, and released before the cluster is deleted
+	// (t's cleanups run last first): another lab's steps go on while this
+	// one's cluster starts and stops.
+	var held bool
+	holdHost := func() {
+		if !held {
+			cluster.HoldHost(t)
+			held = true
+		}
+	}
 	var second []*background
 	for i, s := range steps {
+		if i > 0 {
+			holdHost()
+		}
 		if s.background {
 			second = append(second, startBackground(t, file, s, command(context.Background(), s.script)))
 			continue
@@ -210,6 +227,7 @@ func runLab(t *testing.T, root, lab string) {
 				file, s.line, s.wantLine, strings.Join(s.want, "\n"), out, partsAt(s.want, string(out)))
 		}
 		if i == lastCheck {
+			holdHost()
 			runChecker(t, file, root, env, cs)
 			runSolutions(t, root, env, tasks)
 		}
@@ -392,4 +410,23 @@ func exited(pid int) bool {
 	}
 	state := stat[i+2]
 	return state == 'Z' || state == 'X'
+}
+
+// startsCluster fails unless the lab's first block starts its cluster
+// (make cluster-up, and what the lab needs on it before it begins: OLM,
+// the images) and uses nothing of this machine that another lab's steps
+// use too: runLab runs it before it takes the host lock.
+// (scripts/cluster.sh creates one cluster at a time, under a lock of its
+// own.)
+func startsCluster(file string, steps []step) error {
+	if len(steps) == 0 || !strings.Contains(steps[0].script, "make cluster-up") {
+		return fmt.Errorf("%s: the lab's first block must start its cluster (make cluster-up)", file)
+	}
+	first := steps[0]
+	for _, shared := range []string{"/tmp/", "localhost", "127.0.0.1", "go run", "make run"} {
+		if first.background || strings.Contains(first.script, shared) {
+			return fmt.Errorf("%s:%d: the lab's first block starts its cluster before the host lock is taken, so it must not run in a second terminal nor use what another lab's steps use (%q)", file, first.line, shared)
+		}
+	}
+	return nil
 }

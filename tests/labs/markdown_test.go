@@ -294,6 +294,10 @@ func TestLabsParse(t *testing.T) {
 	for _, lab := range labs {
 		t.Run(strings.TrimSuffix(filepath.Base(lab), ".md"), func(t *testing.T) {
 			file := filepath.Join("labs", filepath.Base(lab))
+			// Its first block runs before the host lock (runLab).
+			if err := startsCluster(file, readLab(t, root, lab)); err != nil {
+				t.Error(err)
+			}
 			for _, s := range readLab(t, root, lab) {
 				out, err := exec.Command("bash", "-n", "-c", s.script).CombinedOutput()
 				if err != nil {
@@ -331,6 +335,24 @@ func TestLabsParse(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+func TestStartsCluster(t *testing.T) {
+	for _, tc := range []struct {
+		steps []step
+		ok    bool
+	}{
+		{[]step{{script: "make cluster-up\nmake olm-up\n"}, {script: "go run ./cmd\n"}}, true},
+		{nil, false},
+		{[]step{{script: "kubectl get nodes\n"}, {script: "make cluster-up\n"}}, false},
+		{[]step{{script: "make cluster-up\nkubectl proxy >/tmp/proxy.log &\n"}}, false},
+		{[]step{{script: "make cluster-up\ncurl -s localhost:8001/api\n"}}, false},
+		{[]step{{script: "make cluster-up\n", background: true}}, false},
+	} {
+		if err := startsCluster("labs/x.md", tc.steps); (err == nil) != tc.ok {
+			t.Errorf("startsCluster(%+v) = %v, want ok %v", tc.steps, err, tc.ok)
+		}
 	}
 }
 

@@ -59,6 +59,9 @@ func TestMain(m *testing.M) {
 		panic(err)
 	}
 	code := m.Run()
+	// The cluster's deletion uses none of the host's ports: another
+	// run's lab goes on meanwhile.
+	release()
 	root, err := testenv.RepoRoot()
 	if err != nil {
 		panic(err)
@@ -73,7 +76,6 @@ func TestMain(m *testing.M) {
 	} else {
 		ran["make cluster-down"] = true
 	}
-	release()
 	_ = os.RemoveAll(dir)
 	// Every command the README shows ran, unless it says why not; only a
 	// whole, passing run can tell.

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"syscall"
 	"testing"
+	"time"
 )
 
 // HostLockFile is the lock of the steps that run a learner's commands on
@@ -16,7 +17,8 @@ import (
 var HostLockFile = filepath.Join(os.TempDir(), "workshop-host-steps.lock")
 
 // LockHost takes the host lock, waiting for another run that holds it and
-// saying so through logf; release gives it back.
+// saying so through logf, with how long it waited (scripts/gotest.sh
+// prints that line: where make test's time goes); release gives it back.
 func LockHost(logf func(format string, args ...any)) (release func(), err error) {
 	f, err := os.OpenFile(HostLockFile, os.O_CREATE|os.O_RDWR, 0o644)
 	if err != nil {
@@ -25,10 +27,12 @@ func LockHost(logf func(format string, args ...any)) (release func(), err error)
 	fd := int(f.Fd())
 	if err := syscall.Flock(fd, syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
 		logf("waiting for %s: another run's lab or README steps use this machine's ports and /tmp files", HostLockFile)
+		start := time.Now()
 		if err := syscall.Flock(fd, syscall.LOCK_EX); err != nil {
 			_ = f.Close()
 			return nil, fmt.Errorf("lock %s: %w", HostLockFile, err)
 		}
+		logf("waited %s for the host lock", time.Since(start).Round(time.Second))
 	}
 	return func() {
 		_ = syscall.Flock(fd, syscall.LOCK_UN)
@@ -36,10 +40,13 @@ func LockHost(logf func(format string, args ...any)) (release func(), err error)
 	}, nil
 }
 
-// HoldHost takes the host lock for the rest of t.
+// HoldHost takes the host lock for the rest of t, saying in its log lines
+// which test waited.
 func HoldHost(t testing.TB) {
 	t.Helper()
-	release, err := LockHost(t.Logf)
+	release, err := LockHost(func(format string, args ...any) {
+		t.Logf("%s: %s", t.Name(), fmt.Sprintf(format, args...))
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
