@@ -294,11 +294,12 @@ func TestLabsParse(t *testing.T) {
 	for _, lab := range labs {
 		t.Run(strings.TrimSuffix(filepath.Base(lab), ".md"), func(t *testing.T) {
 			file := filepath.Join("labs", filepath.Base(lab))
+			steps := readLab(t, root, lab)
 			// Its first block runs before the host lock (runLab).
-			if err := startsCluster(file, readLab(t, root, lab)); err != nil {
+			if err := startsCluster(file, steps); err != nil {
 				t.Error(err)
 			}
-			for _, s := range readLab(t, root, lab) {
+			for _, s := range steps {
 				out, err := exec.Command("bash", "-n", "-c", s.script).CombinedOutput()
 				if err != nil {
 					t.Errorf("%s:%d: bash -n: %v\n%s", file, s.line, err, out)
@@ -324,7 +325,7 @@ func TestLabsParse(t *testing.T) {
 				t.Error(err)
 			}
 			var scripts strings.Builder
-			for _, s := range readLab(t, root, lab) {
+			for _, s := range steps {
 				scripts.WriteString(s.script)
 			}
 			line := kindLine(text)
