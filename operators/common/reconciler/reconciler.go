@@ -214,7 +214,11 @@ func (s Steps[T, O]) finalize(ctx context.Context, obj T) (ctrl.Result, error) {
 		return ctrl.Result{}, err
 	}
 	// NotFound: a pass of an older event released it first.
-	return ctrl.Result{}, client.IgnoreNotFound(ignoreConflict(finalizers.Remove(ctx, s.Client, obj, s.Finalizer)))
+	err = finalizers.Remove(ctx, s.Client, obj, s.Finalizer)
+	if err == nil {
+		written.release(obj)
+	}
+	return ctrl.Result{}, client.IgnoreNotFound(ignoreConflict(err))
 }
 
 // unseen ends a pass whose step met a child this process created that the

@@ -442,3 +442,49 @@ func TestUnseenChildEndsThePass(t *testing.T) {
 		t.Errorf("deletion's pass: %+v, %v, status %+v; want a requeue after 20s and no status written", res, err, got.Status)
 	}
 }
+
+// Once this process took its finalizer off, the object goes: a pass on any
+// copy of it the cache still delivers (here the one its last status write
+// made, which the deletion's event has not followed yet) finalizes nothing
+// again: Finalize would start work, Jobs say, for an object already gone.
+func TestPassOnAReleasedObjectSkips(t *testing.T) {
+	f := newFixture(t, finalizer, "example.org/another")
+	if err := f.c.Delete(context.Background(), f.stored(t)); err != nil {
+		t.Fatal(err)
+	}
+	finalizes := 0
+	s := f.steps()
+	s.Finalize = func(context.Context, *thing) (string, bool, error) {
+		finalizes++
+		return "deleting", true, nil
+	}
+	if _, err := f.run(t, s); err != nil {
+		t.Fatal(err)
+	}
+	got := f.stored(t)
+	if controllerutil.ContainsFinalizer(got, finalizer) || finalizes != 1 {
+		t.Fatalf("after a done Finalize: finalizers %v, %d Finalize calls", got.Finalizers, finalizes)
+	}
+	// The copy the cache delivers next: the pass's status write, with the
+	// finalizer still on (written by the pass before it released it).
+	afterStatus := got.DeepCopyObject().(*thing)
+	afterStatus.Finalizers = append(afterStatus.Finalizers, finalizer)
+	afterStatus.ResourceVersion = "written-between"
+	s.Client = staleCache{Client: f.c, copy: afterStatus}
+	if _, err := f.run(t, s); err != nil {
+		t.Fatal(err)
+	}
+	if finalizes != 1 {
+		t.Errorf("Finalize ran again on a copy of an object whose finalizer this process released (%d calls)", finalizes)
+	}
+	// Another object made under the same name is finalized as usual.
+	other := afterStatus.DeepCopyObject().(*thing)
+	other.UID = "another"
+	s.Client = staleCache{Client: f.c, copy: other}
+	if _, err := f.run(t, s); client.IgnoreNotFound(err) != nil {
+		t.Fatal(err)
+	}
+	if finalizes != 2 {
+		t.Errorf("Finalize did not run on another object of the same name (%d calls)", finalizes)
+	}
+}

@@ -33,6 +33,11 @@ type superseded struct {
 type supersededAt struct {
 	uid             types.UID
 	resourceVersion string
+	// released: this process took its finalizer off the object of uid,
+	// which then goes; every copy of it the cache may still deliver (the
+	// one its status write made, say) is out of date, and a pass on one
+	// would finalize it again: start Jobs for an object already gone.
+	released bool
 }
 
 // record notes that obj, read at resourceVersion was, has just been
@@ -44,7 +49,18 @@ func (s *superseded) record(obj client.Object, was string) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.byKey[apply.KeyOf(obj, client.ObjectKeyFromObject(obj))] = supersededAt{obj.GetUID(), was}
+	if at := s.byKey[apply.KeyOf(obj, client.ObjectKeyFromObject(obj))]; at.released && at.uid == obj.GetUID() {
+		return
+	}
+	s.byKey[apply.KeyOf(obj, client.ObjectKeyFromObject(obj))] = supersededAt{uid: obj.GetUID(), resourceVersion: was}
+}
+
+// release notes that this process took its finalizer off obj: every copy
+// of obj (its UID) is out of date from now on.
+func (s *superseded) release(obj client.Object) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.byKey[apply.KeyOf(obj, client.ObjectKeyFromObject(obj))] = supersededAt{uid: obj.GetUID(), released: true}
 }
 
 // stale reports whether obj is a copy a write of this process replaced.
@@ -52,7 +68,7 @@ func (s *superseded) stale(obj client.Object) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	at, ok := s.byKey[apply.KeyOf(obj, client.ObjectKeyFromObject(obj))]
-	return ok && at.uid == obj.GetUID() && at.resourceVersion == obj.GetResourceVersion()
+	return ok && at.uid == obj.GetUID() && (at.released || at.resourceVersion == obj.GetResourceVersion())
 }
 
 // forget drops what was noted of the object of type like at key, gone.
