@@ -55,8 +55,12 @@ func testMain(m *testing.M) int {
 	runtime.LockOSThread()
 	s, err := startServer()
 	switch {
+	case errors.Is(err, errMissing) && os.Getenv(requiredVar) == "required":
+		fmt.Fprintf(os.Stderr, "%s=required, and %v\n", requiredVar, err)
+		return 1
 	case errors.Is(err, errMissing):
-		skipReason = err.Error()
+		skipReason = fmt.Sprintf("%v (%s=required makes this a failure)", err, requiredVar)
+		fmt.Fprintf(os.Stderr, "the tests against MariaDB are SKIPPED: %s\n", skipReason)
 	case err != nil:
 		fmt.Fprintln(os.Stderr, "starting MariaDB for the tests:", err)
 		return 1
@@ -67,8 +71,12 @@ func testMain(m *testing.M) int {
 	return m.Run()
 }
 
+// requiredVar set to "required" makes a missing MariaDB a failure, not a
+// skip: .ci/run and the GitHub workflow install it and set it.
+const requiredVar = "MARIADB_TESTS"
+
 // needServer returns the shared server, or skips t when MariaDB is not
-// installed (CI installs it, so there the tests always run).
+// installed and MARIADB_TESTS is not "required".
 func needServer(t *testing.T) *server {
 	t.Helper()
 	if shared == nil {
