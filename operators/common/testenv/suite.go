@@ -192,13 +192,24 @@ func (s *Suite) startManager() error {
 // nothing in memory and lists its caches afresh.
 func (s *Suite) Restart(t testing.TB) {
 	t.Helper()
+	s.Down(t, func() {})
+}
+
+// Down stops the controllers, runs f, and starts them again in a new
+// manager, as when an operator is down while the cluster changes: what f
+// does is seen all at once, by a process that keeps nothing in memory.
+func (s *Suite) Down(t testing.TB, f func()) {
+	t.Helper()
 	if err := s.stopManager(); err != nil {
 		t.Fatalf("stopping the manager: %v", err)
 	}
 	apply.Reset()
-	if err := s.startManager(); err != nil {
-		t.Fatalf("starting a new manager: %v", err)
-	}
+	defer func() {
+		if err := s.startManager(); err != nil {
+			t.Fatalf("starting a new manager: %v", err)
+		}
+	}()
+	f()
 }
 
 // Namespace creates a namespace for one integration test, with labels, and

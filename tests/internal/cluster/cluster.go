@@ -307,6 +307,22 @@ func (s *Suite) KillOperator(ctx context.Context, op string) error {
 	return nil
 }
 
+// PauseOperator stops a local operator process where it is (SIGSTOP to its
+// process group), as a long garbage-collection pause or a starved node
+// would, so that a test can act on the cluster at a point of the
+// operator's work it chooses; resume lets it go on (SIGCONT). Local
+// clusters only.
+func (s *Suite) PauseOperator(op string) (resume func(), err error) {
+	cmd, ok := s.procs[op]
+	if !ok || s.Provider == Kind {
+		return nil, fmt.Errorf("the %s operator is not a local process here", op)
+	}
+	if err := syscall.Kill(-cmd.Process.Pid, syscall.SIGSTOP); err != nil {
+		return nil, fmt.Errorf("pausing the %s operator: %w", op, err)
+	}
+	return func() { _ = syscall.Kill(-cmd.Process.Pid, syscall.SIGCONT) }, nil
+}
+
 // StartOperator starts an operator again after KillOperator, with extra
 // flags; on kind its Deployment already did, with the flags of its manifest.
 func (s *Suite) StartOperator(ctx context.Context, op string, args ...string) error {

@@ -317,6 +317,31 @@ func backupJob(m *mysqlv1.MySQL, o jobOptions, p backupPlan) *batchv1.Job {
 	})
 }
 
+// verifyJob checks, after backup Job backup succeeded, that the dump it
+// reported (res) is on the backup volume volume as reported: a Job of its
+// own, which mounts the volume read-only and needs no password. Like the
+// backup Job it has no owner reference (a foreground deletion of m would
+// delete it at once); the operator deletes it once the backup counts.
+func verifyJob(m *mysqlv1.MySQL, o jobOptions, backup *batchv1.Job, res scripts.Result, volume types.UID) *batchv1.Job {
+	j := job(m, o, jobSpec{name: verifyJobName(m.Name), component: componentVerify, script: scripts.Verify})
+	env := []corev1.EnvVar{
+		{Name: scripts.EnvBackupDir, Value: "/backup"},
+		{Name: scripts.EnvVerifyDump, Value: res.Dump},
+	}
+	if res.DumpBytes >= 0 {
+		env = append(env, corev1.EnvVar{Name: scripts.EnvVerifySize, Value: strconv.FormatInt(res.DumpBytes, 10)})
+	}
+	if res.Outcome == scripts.BackedUp {
+		env = append(env, corev1.EnvVar{Name: scripts.EnvVerifyLatest, Value: "yes"})
+	}
+	c := &j.Spec.Template.Spec.Containers[0]
+	c.Env = env
+	c.VolumeMounts[0].ReadOnly = true
+	j.Annotations[backupJobAnnotation] = string(backup.UID)
+	j.Annotations[backupVolumeAnnotation] = string(volume)
+	return j
+}
+
 // passwordJob sets the password under key target of the credentials in the
 // running server at host (its pod's address), logging in with it or with
 // the other key's: the server has one of the two. version is the

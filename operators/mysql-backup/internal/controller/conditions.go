@@ -37,6 +37,10 @@ const (
 	// volume's spec.
 	ReasonDataVolumeRefused   = "DataVolumeChangeRefused"
 	ReasonBackupVolumeDeleted = "BackupVolumeDeleted"
+	// ReasonBackupVolumeLost: the backup volume a backup was written to
+	// was deleted or replaced, or lost its storage, before the backup
+	// counted.
+	ReasonBackupVolumeLost = "BackupVolumeLost"
 	// ReasonNothingToBackUp: the server never started, so its deletion
 	// needs no backup.
 	ReasonNothingToBackUp = "NothingToBackUp"
@@ -51,6 +55,11 @@ const (
 	ReasonBackupDone        = "BackupSucceeded"
 	ReasonBackupAside       = "BackupKeptAside"
 	ReasonBackupFailed      = "BackupFailed"
+	// ReasonVerifying: the verify Job checks that the dump is on the
+	// backup volume as the backup reported; ReasonNotVerified: it did not
+	// find it so.
+	ReasonVerifying   = "VerifyingBackup"
+	ReasonNotVerified = "BackupNotVerified"
 	// ReasonBackupUnreported: the backup Job succeeded without saying what
 	// it wrote.
 	ReasonBackupUnreported = "BackupUnreported"

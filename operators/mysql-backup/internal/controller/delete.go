@@ -9,6 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/operator-workshops/workshop/operators/common/apply"
@@ -30,7 +31,18 @@ func (r *MySQLReconciler) finalize(ctx context.Context, m *mysqlv1.MySQL) (obser
 	if err != nil || !done {
 		return o, false, err
 	}
-	return o, true, r.deleteKept(ctx, m)
+	if err := r.deleteKept(ctx, m); err != nil {
+		return o, true, err
+	}
+	// The verify Job's work is done: `kubectl get jobs` shows the backup
+	// Job, as the homework does, and no other. It goes last, so that a
+	// pass that comes back after a failure here does not check again.
+	v := &batchv1.Job{}
+	err = r.Get(ctx, client.ObjectKey{Namespace: m.Namespace, Name: verifyJobName(m.Name)}, v)
+	if err != nil || !ours(v, m) {
+		return o, true, client.IgnoreNotFound(err)
+	}
+	return o, true, r.deleteJob(ctx, v)
 }
 
 // summarizeDelete sets the conditions of a MySQL being deleted: what the
@@ -83,6 +95,11 @@ func (r *MySQLReconciler) backupBeforeDelete(ctx context.Context, m *mysqlv1.MyS
 
 	switch stateOf(j) {
 	case jobRunning:
+		// A dump written to a volume being deleted is lost with it: the
+		// Job stops, and the backup runs again on a volume that stays.
+		if lost := r.backupVolumeLost(ctx, m, j, nil); lost != "" {
+			return false, r.backupAgain(ctx, m, o, lost, j)
+		}
 		return false, backingUp(o, "%s is dumping %s to %s", name, m.Spec.Database, backupPVCName(m.Name))
 	case jobFailed:
 		msg := fmt.Sprintf("%s failed, so MySQL %s and its data stay. `kubectl logs job/%s` says why; "+
@@ -96,13 +113,20 @@ func (r *MySQLReconciler) backupBeforeDelete(ctx context.Context, m *mysqlv1.MyS
 	}
 
 	report, err := r.report(ctx, j)
+	if err == nil && report == "" {
+		report, err = r.liveReport(ctx, j)
+	}
 	if err != nil {
+		return false, err
+	}
+	res, _ := scripts.ParseResult(report)
+	if counts, err := r.checkBackup(ctx, m, o, j, res); !counts {
 		return false, err
 	}
 	m.Status.LastBackupTime = j.Status.CompletionTime
 	m.Status.LastBackup = backupPVCName(m.Name)
 	reason, msg := ReasonBackupDone, ""
-	switch res, _ := scripts.ParseResult(report); res.Outcome {
+	switch res.Outcome {
 	case scripts.BackedUp:
 		m.Status.LastBackup += "/" + res.Dump
 		msg = "backed up to " + m.Status.LastBackup
@@ -168,7 +192,11 @@ func (r *MySQLReconciler) startBackup(ctx context.Context, m *mysqlv1.MySQL, o *
 		p.host = pod.Status.PodIP
 	}
 	j := backupJob(m, r.jobOptions(), p)
-	if err = r.ensureBackupPVC(ctx, m); err == nil && pod == nil {
+	volume, err := r.ensureBackupPVC(ctx, m)
+	if err == nil {
+		j.Annotations[backupVolumeAnnotation] = string(volume.UID)
+	}
+	if err == nil && pod == nil {
 		err = backingUp(o, "waiting for the server's pod to answer before starting %s "+
 			"(if it never will: `kubectl annotate mysql %s %s=true` deletes the MySQL without a backup)", name, m.Name, mysqlv1.SkipBackupAnnotation)
 	}
@@ -256,4 +284,161 @@ func backingUp(o *observed, format string, args ...any) error {
 	msg := fmt.Sprintf(format, args...)
 	o.report(BackupSucceeded, metav1.ConditionUnknown, ReasonBackingUp, msg)
 	return conditions.Wait(ReasonBackingUp, "%s", msg)
+}
+
+// checkBackup returns true once the backup Job j, which succeeded with the
+// report res, counts: the verify Job found the dump on the backup volume
+// as j reported it (when j reported one), and then the backup volume, read
+// from the API server, is still the one both Jobs wrote and read (its UID),
+// bound, and not being deleted. Until then the MySQL, its server and its
+// data volume stay; a volume lost meanwhile sends the backup to a new one.
+func (r *MySQLReconciler) checkBackup(ctx context.Context, m *mysqlv1.MySQL, o *observed, j *batchv1.Job, res scripts.Result) (bool, error) {
+	var v *batchv1.Job
+	if res.Outcome == scripts.BackedUp || res.Outcome == scripts.BackedUpAside {
+		var err error
+		if v, err = r.verified(ctx, m, o, j, res); v == nil || err != nil {
+			return false, err
+		}
+	}
+	pvc := &corev1.PersistentVolumeClaim{}
+	err := r.APIReader.Get(ctx, client.ObjectKey{Namespace: m.Namespace, Name: backupPVCName(m.Name)}, pvc)
+	if client.IgnoreNotFound(err) != nil {
+		return false, err
+	}
+	if err != nil {
+		pvc = &corev1.PersistentVolumeClaim{}
+	}
+	if lost := r.backupVolumeLost(ctx, m, j, pvc); lost != "" {
+		return false, r.backupAgain(ctx, m, o, lost, j)
+	}
+	if v != nil && v.Annotations[backupVolumeAnnotation] != string(pvc.UID) {
+		return false, r.backupAgain(ctx, m, o, fmt.Sprintf("%s is not the volume %s checked", pvc.Name, v.Name), j)
+	}
+	if pvc.Status.Phase != corev1.ClaimBound {
+		msg := fmt.Sprintf("%s succeeded, but the backup volume %s is %s, not Bound: its storage may be gone, so the backup "+
+			"does not count, and MySQL %s, its server and its data volume stay. `kubectl describe pvc %s` says why; "+
+			"`kubectl annotate mysql %s %s=true` deletes without a backup",
+			j.Name, pvc.Name, pvc.Status.Phase, m.Name, pvc.Name, m.Name, mysqlv1.SkipBackupAnnotation)
+		o.report(BackupSucceeded, metav1.ConditionFalse, ReasonBackupVolumeLost, msg)
+		return false, conditions.Block(ReasonBackupVolumeLost, "%s", msg)
+	}
+	return true, nil
+}
+
+// verified runs the verify Job of backup Job j, whose report is res, and
+// returns it once it succeeded (nil until then, with what to wait for).
+func (r *MySQLReconciler) verified(ctx context.Context, m *mysqlv1.MySQL, o *observed, j *batchv1.Job, res scripts.Result) (*batchv1.Job, error) {
+	name := verifyJobName(m.Name)
+	v := &batchv1.Job{}
+	err := r.Get(ctx, client.ObjectKey{Namespace: m.Namespace, Name: name}, v)
+	if apierrors.IsNotFound(err) {
+		pvc := &corev1.PersistentVolumeClaim{}
+		err := apply.Get(ctx, r.Client, r.APIReader, client.ObjectKey{Namespace: m.Namespace, Name: backupPVCName(m.Name)}, pvc)
+		if client.IgnoreNotFound(err) != nil {
+			return nil, err
+		}
+		if lost := r.backupVolumeLost(ctx, m, j, pvc); lost != "" {
+			return nil, r.backupAgain(ctx, m, o, lost, j)
+		}
+		v = verifyJob(m, r.jobOptions(), j, res, pvc.UID)
+		created, err := owner.CreateOnce(ctx, r.Client, v)
+		if err != nil {
+			return nil, err
+		}
+		if created {
+			r.Recorder.Eventf(m, v, corev1.EventTypeNormal, ReasonVerifying, "CreateVerifyJob",
+				"Started %s: the backup counts once %s is on %s as %s reported", name, res.Dump, pvc.Name, j.Name)
+		}
+		return nil, verifying(o, name, res, pvc.Name)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if !ours(v, m) || v.Annotations[backupJobAnnotation] != string(j.UID) {
+		// Of an earlier MySQL of the same name, or of an earlier backup:
+		// it says nothing of this one.
+		return nil, errors.Join(r.deleteJob(ctx, v),
+			backingUp(o, "removing %s, which checked an earlier backup", name))
+	}
+	switch stateOf(v) {
+	case jobRunning:
+		if lost := r.backupVolumeLost(ctx, m, j, nil); lost != "" {
+			return nil, r.backupAgain(ctx, m, o, lost, j)
+		}
+		return nil, verifying(o, name, res, backupPVCName(m.Name))
+	case jobFailed:
+		msg := fmt.Sprintf("%s did not find %s on %s as %s reported it, so the backup does not count, and MySQL %s and its data stay. "+
+			"`kubectl logs job/%s` says why; `kubectl delete job %s %s` runs the backup again; "+
+			"`kubectl annotate mysql %s %s=true` deletes without a backup",
+			name, res.Dump, backupPVCName(m.Name), j.Name, m.Name, name, j.Name, name, m.Name, mysqlv1.SkipBackupAnnotation)
+		if r.told.Once(m, "failed "+string(v.UID)) {
+			r.Recorder.Eventf(m, v, corev1.EventTypeWarning, ReasonNotVerified, "VerifyJobFailed", "%s", msg)
+		}
+		o.report(BackupSucceeded, metav1.ConditionFalse, ReasonNotVerified, msg)
+		return nil, conditions.Block(ReasonNotVerified, "%s", msg)
+	}
+	return v, nil
+}
+
+func verifying(o *observed, name string, res scripts.Result, volume string) error {
+	msg := fmt.Sprintf("%s is checking that %s is on %s as the backup reported", name, res.Dump, volume)
+	o.report(BackupSucceeded, metav1.ConditionUnknown, ReasonVerifying, msg)
+	return conditions.Wait(ReasonVerifying, "%s", msg)
+}
+
+// backupVolumeLost says how the backup volume that backup Job j writes to
+// (or wrote to) is lost for it, "" when it is not: gone, being deleted, or
+// replaced by another of its name (its UID is not the one j was made for).
+// pvc is the volume as read from the API server; nil reads it from the
+// cache (from the API server when the cache has none), which is enough to
+// stop a Job early, not to count a backup. An error of the read is no
+// answer: "".
+func (r *MySQLReconciler) backupVolumeLost(ctx context.Context, m *mysqlv1.MySQL, j *batchv1.Job, pvc *corev1.PersistentVolumeClaim) string {
+	name := backupPVCName(m.Name)
+	if pvc == nil {
+		pvc = &corev1.PersistentVolumeClaim{}
+		err := apply.Get(ctx, r.Client, r.APIReader, client.ObjectKey{Namespace: m.Namespace, Name: name}, pvc)
+		if client.IgnoreNotFound(err) != nil {
+			return ""
+		}
+	}
+	want := types.UID(j.Annotations[backupVolumeAnnotation])
+	switch {
+	case pvc.UID == "":
+		return name + " was deleted"
+	case !pvc.DeletionTimestamp.IsZero():
+		return name + " is being deleted"
+	case want != "" && pvc.UID != want:
+		return name + " was deleted and made again"
+	case pvc.Annotations[backupOfAnnotation] != m.Name:
+		return name + " is no longer a backup volume of " + m.Name
+	}
+	return ""
+}
+
+// backupAgain deletes backup Job j and its verify Job, whose dump went, or
+// goes, with the backup volume (lost says how), so that the next pass backs
+// up again, on a volume that stays: the MySQL, its server and its data
+// volume stay meanwhile.
+func (r *MySQLReconciler) backupAgain(ctx context.Context, m *mysqlv1.MySQL, o *observed, lost string, j *batchv1.Job) error {
+	v := &batchv1.Job{}
+	err := r.Get(ctx, client.ObjectKey{Namespace: m.Namespace, Name: verifyJobName(m.Name)}, v)
+	if client.IgnoreNotFound(err) != nil {
+		return err
+	}
+	if err == nil && ours(v, m) {
+		if err := r.deleteJob(ctx, v); err != nil {
+			return err
+		}
+	}
+	if err := r.deleteJob(ctx, j); err != nil {
+		return err
+	}
+	msg := fmt.Sprintf("%s while %s backed up %s to it: that backup does not count, and MySQL %s, its server and its data volume stay. "+
+		"The backup runs again on a backup volume that stays (a new one, once the old one has gone)", lost, j.Name, m.Spec.Database, m.Name)
+	if r.told.Once(m, "lost "+string(j.UID)) {
+		r.Recorder.Eventf(m, j, corev1.EventTypeWarning, ReasonBackupVolumeLost, "BackupAgain", "%s", msg)
+	}
+	o.report(BackupSucceeded, metav1.ConditionFalse, ReasonBackupVolumeLost, msg)
+	return conditions.Wait(ReasonBackupVolumeLost, "%s", msg)
 }

@@ -7,6 +7,8 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	"github.com/operator-workshops/workshop/operators/common/manager"
@@ -46,12 +48,32 @@ func (r *MySQLReconciler) report(ctx context.Context, j *batchv1.Job) (string, e
 	if err := r.List(ctx, &pods, manager.ControlledBy(j)); err != nil {
 		return "", err
 	}
+	return newestReport(pods.Items, j), nil
+}
+
+// liveReport is report read from the API server: the cache may show the
+// Job done before it shows its pod's end, and a backup that counts without
+// its report would count unchecked.
+func (r *MySQLReconciler) liveReport(ctx context.Context, j *batchv1.Job) (string, error) {
+	var pods corev1.PodList
+	if err := r.APIReader.List(ctx, &pods, client.InNamespace(j.Namespace), client.MatchingLabels{batchv1.JobNameLabel: j.Name}); err != nil {
+		return "", err
+	}
+	return newestReport(pods.Items, j), nil
+}
+
+// newestReport is the termination message of the newest of pods that j
+// controls ("" for none).
+func newestReport(pods []corev1.Pod, j *batchv1.Job) string {
 	msg := ""
 	var newest *corev1.Pod
-	for i := range pods.Items {
-		// Listed by j's UID: a pod of an earlier Job of the same name is
-		// not among them.
-		p := &pods.Items[i]
+	for i := range pods {
+		// Only j's own: a pod of an earlier Job of the same name is not
+		// one.
+		p := &pods[i]
+		if !metav1.IsControlledBy(p, j) {
+			continue
+		}
 		if newest == nil || newest.CreationTimestamp.Before(&p.CreationTimestamp) {
 			newest = p
 		}
@@ -63,7 +85,7 @@ func (r *MySQLReconciler) report(ctx context.Context, j *batchv1.Job) (string, e
 			}
 		}
 	}
-	return msg, nil
+	return msg
 }
 
 func (r *MySQLReconciler) jobOptions() jobOptions {

@@ -46,6 +46,14 @@ const (
 	// it loads into.
 	dataVolumeAnnotation = "otus.homework/data-volume-uid"
 	serverPodAnnotation  = "otus.homework/server-pod-uid"
+	// backupVolumeAnnotation on a backup Job and on a verify Job is the
+	// UID of the backup volume the Job was made for: the backup counts
+	// only while that volume is still the one of its name, bound and not
+	// being deleted (checkBackup).
+	backupVolumeAnnotation = "otus.homework/backup-volume-uid"
+	// backupJobAnnotation on a verify Job is the UID of the backup Job
+	// whose report it checks.
+	backupJobAnnotation = "otus.homework/backup-job-uid"
 	// backupOfAnnotation on the backup volume names the MySQL it was made
 	// for: only a volume the operator made for the backups of that name is
 	// ever written to. (The name alone says nothing: the data volume of a
@@ -88,6 +96,7 @@ const (
 	componentRestore  = "restore"
 	componentBackup   = "backup"
 	componentPassword = "password"
+	componentVerify   = "verify"
 )
 
 // Names of the children of MySQL n.
@@ -97,3 +106,4 @@ func credentialsName(n string) string { return n + "-credentials" }
 func restoreJobName(n string) string  { return "restore-" + n + "-job" }
 func backupJobName(n string) string   { return "backup-" + n + "-job" }
 func passwordJobName(n string) string { return "password-" + n + "-job" }
+func verifyJobName(n string) string   { return "verify-" + n + "-job" }

@@ -263,6 +263,7 @@ func finishJob(t *testing.T, m *mysqlv1.MySQL, name string, succeeded bool, repo
 	if err := suite.Client.Create(ctx, pod); err != nil {
 		t.Fatal(err)
 	}
+	bind(t, key(m, backupPVCName(m.Name)))
 	exit := int32(0)
 	if !succeeded {
 		exit = 1
@@ -288,6 +289,47 @@ func finishJob(t *testing.T, m *mysqlv1.MySQL, name string, succeeded bool, repo
 	if err := suite.Client.Status().Update(ctx, j); err != nil {
 		t.Fatalf("finishing Job %s: %v", name, err)
 	}
+}
+
+// bind binds the claim at k, if there is one, as the volume controller
+// would for a pod that mounts it.
+func bind(t *testing.T, k types.NamespacedName) {
+	t.Helper()
+	pvc := &corev1.PersistentVolumeClaim{}
+	if err := suite.Client.Get(ctx, k, pvc); apierrors.IsNotFound(err) || pvc.Status.Phase == corev1.ClaimBound {
+		return
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	pvc.Status.Phase = corev1.ClaimBound
+	if err := suite.Client.Status().Update(ctx, pvc); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// finishBackup finishes m's backup Job with report, and then, when the
+// report names a dump, the verify Job the operator starts to check it; it
+// returns the verify Job (nil for none).
+func finishBackup(t *testing.T, m *mysqlv1.MySQL, report string) *batchv1.Job {
+	t.Helper()
+	finishJob(t, m, backupJobName(m.Name), true, report)
+	res, err := scripts.ParseResult(report)
+	if err != nil || res.Dump == "" {
+		return nil
+	}
+	v := verifyJobOf(t, m)
+	finishJob(t, m, v.Name, true, "verified "+res.Dump)
+	return v
+}
+
+// verifyJobOf waits for m's verify Job and returns it.
+func verifyJobOf(t *testing.T, m *mysqlv1.MySQL) *batchv1.Job {
+	t.Helper()
+	v := &batchv1.Job{}
+	testenv.Eventually(t, "the verify Job", func(ctx context.Context) error {
+		return suite.Client.Get(ctx, key(m, verifyJobName(m.Name)), v)
+	})
+	return v
 }
 
 // collect deletes what the garbage collector would delete with m (the Jobs
@@ -327,11 +369,15 @@ func collect(t *testing.T, m *mysqlv1.MySQL) {
 	}
 }
 
+// waitGone waits until obj is gone: nothing of its name, or another object
+// (another UID) made under it since.
 func waitGone(t *testing.T, obj client.Object) {
 	t.Helper()
+	uid := obj.GetUID()
 	testenv.Eventually(t, fmt.Sprintf("%T %s to go", obj, obj.GetName()), func(ctx context.Context) error {
-		err := suite.Client.Get(ctx, client.ObjectKeyFromObject(obj), obj)
-		if apierrors.IsNotFound(err) {
+		got := obj.DeepCopyObject().(client.Object)
+		err := suite.Client.Get(ctx, client.ObjectKeyFromObject(obj), got)
+		if apierrors.IsNotFound(err) || (err == nil && uid != "" && got.GetUID() != uid) {
 			return nil
 		}
 		return errors.Join(err, errors.New("still there"))
@@ -428,8 +474,11 @@ func TestHomeworkLifecycle(t *testing.T) {
 			t.Errorf("%T %s must stay until the backup succeeded: %v, deletion %v", obj, obj.GetName(), err, obj.GetDeletionTimestamp())
 		}
 	}
-	finishJob(t, m, job.Name, true, "backed-up otus-database-20261121T120000Z.sql.gz")
+	v := finishBackup(t, m, "backed-up otus-database-20261121T120000Z.sql.gz")
 	waitGone(t, m)
+	// Its work done, the verify Job goes: kubectl get jobs shows the
+	// backup Job only, as in the homework.
+	waitGone(t, v)
 	// The operator deleted them itself (envtest has no garbage collector).
 	for _, obj := range kept(m) {
 		waitDeleted(t, obj)
@@ -465,7 +514,7 @@ func TestHomeworkLifecycle(t *testing.T) {
 	if e := envNamed(j, scripts.EnvLatestExpected); e == nil || e.Value != "otus-database-20261121T120000Z.sql.gz" {
 		t.Errorf("the backup must expect latest to name the dump the server was restored from, has %+v", e)
 	}
-	finishJob(t, again, "backup-mysql-instance-job", true, "")
+	finishBackup(t, again, "")
 	waitGone(t, again)
 }
 
@@ -870,6 +919,9 @@ func TestRestartResumesWithTheSameJobs(t *testing.T) {
 	waitCondition(t, m, BackupSucceeded, metav1.ConditionUnknown, ReasonBackingUp)
 	assertSameJob(t, backup)
 	finishJob(t, m, backup.Name, true, "backed-up otus-database-20261121T130500Z.sql.gz")
+	verify := verifyJobOf(t, m)
+	suite.Restart(t)
+	finishJob(t, m, verify.Name, true, "verified otus-database-20261121T130500Z.sql.gz")
 	waitGone(t, m)
 	assertSameJob(t, backup)
 }
@@ -1034,7 +1086,7 @@ func TestBackupOfAnUnrestoredServerExpectsNoLatest(t *testing.T) {
 	if e := envNamed(j, scripts.EnvHost); e == nil || e.Value != serverIP {
 		t.Errorf("the backup must reach the unrestored server at its pod, has %+v", e)
 	}
-	finishJob(t, m, j.Name, true, "backed-up-aside otus-database-20261122T090000Z.sql.gz")
+	finishBackup(t, m, "backed-up-aside otus-database-20261122T090000Z.sql.gz")
 	waitGone(t, m)
 }
 
@@ -1062,8 +1114,11 @@ func TestUnreportedJobsClaimNothing(t *testing.T) {
 	if e := envNamed(j, scripts.EnvHost); e == nil || e.Value != serverIP {
 		t.Errorf("the backup reaches the server at its pod, never through the Service, has %+v", e)
 	}
-	finishJob(t, m, j.Name, true, "")
+	finishBackup(t, m, "")
 	waitGone(t, m)
+	if err := suite.Client.Get(ctx, key(m, verifyJobName(m.Name)), &batchv1.Job{}); !apierrors.IsNotFound(err) {
+		t.Errorf("a verify Job for a backup that named no dump: %v", err)
+	}
 	// The MySQL is gone with its status; its Event says what was known.
 	if n := eventsOf(t, m, ReasonBackupUnreported); n != 1 {
 		t.Errorf("%d %s events, want 1", n, ReasonBackupUnreported)

@@ -134,7 +134,7 @@ func (r *MySQLReconciler) reconcileServer(ctx context.Context, m *mysqlv1.MySQL,
 	if err := r.applyDataPVC(ctx, m, pvc, marksOf(pvc), o); err != nil {
 		return err
 	}
-	if err := r.ensureBackupPVC(ctx, m); err != nil {
+	if _, err := r.ensureBackupPVC(ctx, m); err != nil {
 		return err
 	}
 	svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: m.Name, Namespace: m.Namespace}}
@@ -407,7 +407,7 @@ func (r *MySQLReconciler) createCredentials(ctx context.Context, m *mysqlv1.MySQ
 // (backupOfAnnotation): a claim of that name that is anything else (another
 // MySQL's data volume, a person's claim) is a NameConflict, and one being
 // deleted is no place for a backup.
-func (r *MySQLReconciler) ensureBackupPVC(ctx context.Context, m *mysqlv1.MySQL) error {
+func (r *MySQLReconciler) ensureBackupPVC(ctx context.Context, m *mysqlv1.MySQL) (*corev1.PersistentVolumeClaim, error) {
 	pvc := backupPVC(m)
 	// Read from the cache, else created; read from the API server only
 	// when a claim the cache misses has the name.
@@ -415,20 +415,26 @@ func (r *MySQLReconciler) ensureBackupPVC(ctx context.Context, m *mysqlv1.MySQL)
 	created, err := owner.CreateIfAbsent(ctx, r.Client, r.APIReader, pvc, live)
 	switch {
 	case err != nil:
-		return err
+		return nil, err
 	case !created:
-		return checkBackupPVC(live, m)
+		return live, checkBackupPVC(live, m)
 	}
 	r.Recorder.Eventf(m, pvc, corev1.EventTypeNormal, "Created", "CreateBackupVolume", "Created %s for the backups; it outlives the MySQL", pvc.Name)
-	return nil
+	return pvc, nil
 }
 
 // checkBackupPVC returns nil when live is the backup volume of m's name.
 func checkBackupPVC(live *corev1.PersistentVolumeClaim, m *mysqlv1.MySQL) error {
 	if live.Annotations[backupOfAnnotation] != m.Name {
+		advice := fmt.Sprintf("It may hold someone's data: keep it, and give the MySQL another name. If it does hold %s's backups "+
+			"(a copy restored from a snapshot, say), adopt it as its backup volume: `kubectl annotate pvc %s %s=%s`",
+			m.Name, live.Name, backupOfAnnotation, m.Name)
+		if of := live.Labels[mysqlLabel]; of != "" {
+			advice = fmt.Sprintf("It is a volume of MySQL %s (the data volume of a MySQL named backup-N is named like N's backup volume): "+
+				"keep it, and give the MySQL another name", of)
+		}
 		return conditions.NameConflictAdvising("PersistentVolumeClaim", live.Name, "MySQL", m.Name, fmt.Sprintf(
-			"It is not a backup volume the operator made for %s, so no backup is written to it or read from it. "+
-				"It may hold someone's data: do not delete it unless you know whose it is; give the MySQL another name", m.Name))
+			"It is not a backup volume the operator made for %s, so no backup is written to it or read from it. %s", m.Name, advice))
 	}
 	if !live.DeletionTimestamp.IsZero() {
 		return conditions.Block(ReasonBackupVolumeDeleted,

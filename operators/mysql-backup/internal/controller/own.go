@@ -48,11 +48,53 @@ func (r *MySQLReconciler) claim(ctx context.Context, m *mysqlv1.MySQL, obj clien
 		cached, live = r.secretReads, nil
 	}
 	exists, err := apply.Claim(ctx, cached, live, m, obj, func(o client.Object) bool { return ours(o, m) })
-	if errors.As(err, new(*conditions.Blocked)) && obj.GetLabels()[mysqlLabel] == m.Name && !obj.GetDeletionTimestamp().IsZero() {
+	if !errors.As(err, new(*conditions.Blocked)) {
+		return exists, err
+	}
+	if obj.GetLabels()[mysqlLabel] == m.Name && !obj.GetDeletionTimestamp().IsZero() {
 		return true, conditions.Wait(ReasonPreviousObject, "%s %s of an earlier MySQL named %s is still being deleted",
 			apply.KindOf(obj), obj.GetName(), m.Name)
 	}
+	if advice := keepAdvice(obj, m); advice != "" {
+		return true, conditions.NameConflictAdvising(apply.KindOf(obj), obj.GetName(), "MySQL", m.Name, advice)
+	}
 	return exists, err
+}
+
+// keepAdvice is what a NameConflict tells a person of obj, a data volume or
+// credentials Secret in m's way that may hold data, or the password data
+// was written with: what it holds, and how to keep it or adopt it, never to
+// delete it. "" for the other kinds (a Service or a Deployment holds no
+// data). One of an earlier MySQL of the same name (its label, and a UID
+// not m's: its deletion did not finish, say its finalizer was removed by
+// hand) can be adopted by m, with the annotation the operator knows its own
+// objects by: the data volume and the credentials together, since the data
+// needs that password.
+func keepAdvice(obj client.Object, m *mysqlv1.MySQL) string {
+	var holds, kind string
+	switch obj.(type) {
+	case *corev1.PersistentVolumeClaim:
+		holds, kind = "data", "pvc"
+	case *corev1.Secret:
+		holds, kind = "credentials", "secret"
+	default:
+		return ""
+	}
+	earlier := obj.GetAnnotations()[uidAnnotation]
+	if obj.GetLabels()[mysqlLabel] != m.Name || earlier == "" {
+		return fmt.Sprintf("It may hold someone's %s: keep it, and give the MySQL another name", holds)
+	}
+	what := "the data of"
+	if kind == "secret" {
+		what = fmt.Sprintf("the root password of the data volume %s, the password the data was written with, of", dataPVCName(m.Name))
+	}
+	adopt := func(kind, name string) string {
+		return fmt.Sprintf("`kubectl annotate %s %s %s=%s --overwrite`", kind, name, uidAnnotation, m.UID)
+	}
+	return fmt.Sprintf("It holds %s an earlier MySQL named %s (UID %s), whose deletion did not finish (the operator removes it only after "+
+		"the backup; was the MySQL's finalizer removed by hand?). Keep it. To run this MySQL on that data, adopt the data volume "+
+		"and the credentials together: %s and %s (each that is still there); or give this MySQL another name",
+		what, m.Name, earlier, adopt("secret", credentialsName(m.Name)), adopt("pvc", dataPVCName(m.Name)))
 }
 
 // annotate adds values to obj's annotations with a merge patch that

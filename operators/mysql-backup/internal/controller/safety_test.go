@@ -95,7 +95,7 @@ func TestLearnersPaceBackupCanBecomeLatest(t *testing.T) {
 			j := backupJobOf(t, m)
 			wantEnv(t, j, scripts.EnvLatestExpected, "none", "a server that restored nothing, or not yet")
 			wantEnv(t, j, scripts.EnvHost, serverIP, "the server's pod")
-			finishJob(t, m, j.Name, true, "backed-up otus-database-20261125T100000Z.sql.gz")
+			finishBackup(t, m, "backed-up otus-database-20261125T100000Z.sql.gz")
 			waitGone(t, m)
 		})
 	}
@@ -147,7 +147,7 @@ func TestForgedStatusDecidesNothing(t *testing.T) {
 	}
 	j := backupJobOf(t, m)
 	wantEnv(t, j, scripts.EnvLatestExpected, "otus-database-20261125T090000Z.sql.gz", "the dump the volume was restored from, whatever the status says")
-	finishJob(t, m, j.Name, true, "backed-up otus-database-20261125T100000Z.sql.gz")
+	finishBackup(t, m, "backed-up otus-database-20261125T100000Z.sql.gz")
 	waitGone(t, m)
 }
 
@@ -277,7 +277,8 @@ func TestBackupVolumeIsNeverAStrangers(t *testing.T) {
 	m := create(t, homework(ns, "n"))
 	got := waitCondition(t, m, conditions.Degraded, metav1.ConditionTrue, ReasonNameConflict)
 	msg := meta.FindStatusCondition(got.Status.Conditions, conditions.Degraded).Message
-	if !strings.Contains(msg, `"backup-n-pvc"`) || !strings.Contains(msg, "do not delete it") || strings.Contains(msg, "Delete or rename") {
+	if !strings.Contains(msg, `"backup-n-pvc"`) || !strings.Contains(msg, "It is a volume of MySQL backup-n") || !strings.Contains(msg, "keep it") ||
+		strings.Contains(strings.ToLower(msg), "delete") || strings.Contains(msg, "kubectl annotate") {
 		t.Errorf("Degraded says %q", msg)
 	}
 	// Nothing of n is ever run against it.
@@ -357,7 +358,12 @@ func TestBackupVolumeBeingDeletedHoldsTheDeletion(t *testing.T) {
 	// Gone, it is made again, and the backup goes into the new one.
 	release(t, backup)
 	j := backupJobOf(t, m)
-	finishJob(t, m, j.Name, true, "backed-up otus-database-20261125T100000Z.sql.gz")
+	made := &corev1.PersistentVolumeClaim{}
+	get(t, key(m, backupPVCName(m.Name)), made)
+	if made.UID == backup.UID || j.Annotations[backupVolumeAnnotation] != string(made.UID) {
+		t.Errorf("the backup Job is for volume %s, the new volume is %s (the old one %s)", j.Annotations[backupVolumeAnnotation], made.UID, backup.UID)
+	}
+	finishBackup(t, m, "backed-up otus-database-20261125T100000Z.sql.gz")
 	waitGone(t, m)
 }
 
@@ -446,7 +452,305 @@ func TestStartedServerIsAlwaysBackedUp(t *testing.T) {
 	}
 	// The pod starts: the backup runs.
 	serverUp(t, m)
-	j := backupJobOf(t, m)
-	finishJob(t, m, j.Name, true, "backed-up otus-database-20261125T100000Z.sql.gz")
+	backupJobOf(t, m)
+	finishBackup(t, m, "backed-up otus-database-20261125T100000Z.sql.gz")
 	waitGone(t, m)
+}
+
+// keeps fails t unless m is still there (being deleted), and its server and
+// its data volume too, neither being deleted: nothing of the data has gone.
+func keeps(t *testing.T, m *mysqlv1.MySQL, why string) {
+	t.Helper()
+	if err := suite.Client.Get(ctx, key(m, m.Name), &mysqlv1.MySQL{}); err != nil {
+		t.Fatalf("%s: MySQL %s is gone (%v)", why, m.Name, err)
+	}
+	for _, obj := range []client.Object{&appsv1.Deployment{}, &corev1.PersistentVolumeClaim{}} {
+		name := m.Name
+		if _, pvc := obj.(*corev1.PersistentVolumeClaim); pvc {
+			name = dataPVCName(m.Name)
+		}
+		if err := suite.Client.Get(ctx, key(m, name), obj); err != nil || !obj.GetDeletionTimestamp().IsZero() {
+			t.Fatalf("%s: %T %s is gone or going (%v)", why, obj, name, err)
+		}
+	}
+}
+
+// backedUpAgain waits for the backup to be told lost, with its Job and
+// verify Job gone, and m with its data kept; then, once the old backup
+// volume has gone (release lets it), for a new backup Job on a new backup
+// volume, which finishes the deletion.
+func backedUpAgain(t *testing.T, m *mysqlv1.MySQL, first *batchv1.Job, old *corev1.PersistentVolumeClaim, release func()) {
+	t.Helper()
+	testenv.Eventually(t, "a BackupVolumeLost warning", func(ctx context.Context) error {
+		if n := eventsOf(t, m, ReasonBackupVolumeLost); n != 1 {
+			return fmt.Errorf("%d %s events", n, ReasonBackupVolumeLost)
+		}
+		return nil
+	})
+	waitGone(t, first)
+	if err := suite.Client.Get(ctx, key(m, verifyJobName(m.Name)), &batchv1.Job{}); !apierrors.IsNotFound(err) {
+		t.Errorf("the verify Job of a lost backup: %v", err)
+	}
+	keeps(t, m, "a backup on a volume being deleted counted")
+	release()
+	var again *batchv1.Job
+	testenv.Eventually(t, "a backup Job on a new backup volume", func(ctx context.Context) error {
+		again = &batchv1.Job{}
+		if err := suite.Client.Get(ctx, key(m, backupJobName(m.Name)), again); err != nil {
+			return err
+		}
+		if again.UID == first.UID {
+			return errors.New("still the first Job")
+		}
+		return nil
+	})
+	made := &corev1.PersistentVolumeClaim{}
+	get(t, key(m, backupPVCName(m.Name)), made)
+	if made.UID == old.UID || again.Annotations[backupVolumeAnnotation] != string(made.UID) || !made.DeletionTimestamp.IsZero() {
+		t.Errorf("the new backup Job is for volume %s; the backup volume is %s (deleting: %v), the lost one %s",
+			again.Annotations[backupVolumeAnnotation], made.UID, !made.DeletionTimestamp.IsZero(), old.UID)
+	}
+	keeps(t, m, "a new backup started")
+	finishBackup(t, m, "backed-up otus-database-20261125T110000Z.sql.gz")
+	waitGone(t, m)
+}
+
+// The backup volume deleted (or replaced) at any point of the backup before
+// delete never costs a row: a backup counts only once the verify Job found
+// its dump on the volume, and the volume, read from the API server after
+// that, is still the one both Jobs used, bound, and not being deleted.
+// Until then the MySQL, its server and its data volume stay, and the backup
+// runs again on a new volume. (Before: a dump written to a volume being
+// deleted counted, the data volume was deleted, and every row went with
+// the backup volume.)
+func TestBackupVolumeLostAtAnyPointOfTheBackup(t *testing.T) {
+	const dump = "backed-up otus-database-20261125T100000Z.sql.gz free=1073741824 size=870"
+	for _, tt := range []struct {
+		name string
+		// lose loses the backup volume at one point of the backup before
+		// delete; it returns what lets the lost volume go.
+		lose func(t *testing.T, m *mysqlv1.MySQL, backup *corev1.PersistentVolumeClaim) func()
+	}{
+		{"during the dump", func(t *testing.T, m *mysqlv1.MySQL, backup *corev1.PersistentVolumeClaim) func() {
+			deleteInUse(t, backup)
+			return func() { release(t, backup) }
+		}},
+		{"as the dump completes, the operator down", func(t *testing.T, m *mysqlv1.MySQL, backup *corev1.PersistentVolumeClaim) func() {
+			suite.Down(t, func() {
+				deleteInUse(t, backup)
+				finishJob(t, m, backupJobName(m.Name), true, dump)
+			})
+			return func() { release(t, backup) }
+		}},
+		{"right after the dump completed", func(t *testing.T, m *mysqlv1.MySQL, backup *corev1.PersistentVolumeClaim) func() {
+			finishJob(t, m, backupJobName(m.Name), true, dump)
+			deleteInUse(t, backup)
+			return func() { release(t, backup) }
+		}},
+		{"during the verify", func(t *testing.T, m *mysqlv1.MySQL, backup *corev1.PersistentVolumeClaim) func() {
+			finishJob(t, m, backupJobName(m.Name), true, dump)
+			verifyJobOf(t, m)
+			deleteInUse(t, backup)
+			return func() { release(t, backup) }
+		}},
+		{"after the verify, the operator down", func(t *testing.T, m *mysqlv1.MySQL, backup *corev1.PersistentVolumeClaim) func() {
+			finishJob(t, m, backupJobName(m.Name), true, dump)
+			v := verifyJobOf(t, m)
+			suite.Down(t, func() {
+				finishJob(t, m, v.Name, true, "verified otus-database-20261125T100000Z.sql.gz")
+				deleteInUse(t, backup)
+			})
+			return func() { release(t, backup) }
+		}},
+		{"replaced during the verify, the operator down", func(t *testing.T, m *mysqlv1.MySQL, backup *corev1.PersistentVolumeClaim) func() {
+			finishJob(t, m, backupJobName(m.Name), true, dump)
+			verifyJobOf(t, m)
+			suite.Down(t, func() { replace(t, backup) })
+			return func() {}
+		}},
+		{"replaced after the verify, the operator down", func(t *testing.T, m *mysqlv1.MySQL, backup *corev1.PersistentVolumeClaim) func() {
+			finishJob(t, m, backupJobName(m.Name), true, dump)
+			v := verifyJobOf(t, m)
+			suite.Down(t, func() {
+				finishJob(t, m, v.Name, true, "verified otus-database-20261125T100000Z.sql.gz")
+				replace(t, backup)
+			})
+			return func() {}
+		}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			ns := suite.Namespace(t, nil)
+			m := create(t, homework(ns, "lost"))
+			ready(t, m, "no-backup")
+			if err := suite.Client.Delete(ctx, m); err != nil {
+				t.Fatal(err)
+			}
+			first := backupJobOf(t, m)
+			backup := &corev1.PersistentVolumeClaim{}
+			get(t, key(m, backupPVCName(m.Name)), backup)
+			if first.Annotations[backupVolumeAnnotation] != string(backup.UID) {
+				t.Errorf("the backup Job is for volume %q, the backup volume is %s", first.Annotations[backupVolumeAnnotation], backup.UID)
+			}
+			backedUpAgain(t, m, first, backup, tt.lose(t, m, backup))
+		})
+	}
+}
+
+// replace deletes claim pvc and makes another in its place, as a person's
+// kubectl apply of a copy of it would: another volume, the same name, and
+// nothing being deleted for the operator to see.
+func replace(t *testing.T, pvc *corev1.PersistentVolumeClaim) {
+	t.Helper()
+	if err := suite.Client.Delete(ctx, pvc); err != nil {
+		t.Fatal(err)
+	}
+	release(t, pvc)
+	waitGone(t, pvc)
+	twin := &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Name: pvc.Name, Namespace: pvc.Namespace,
+		Labels: pvc.Labels, Annotations: pvc.Annotations}, Spec: pvc.Spec}
+	if err := suite.Client.Create(ctx, twin); err != nil {
+		t.Fatal(err)
+	}
+	bind(t, client.ObjectKeyFromObject(twin))
+}
+
+// A verify Job that does not find the dump as the backup reported it
+// keeps the MySQL and its data, and says how to back up again.
+func TestUnverifiedBackupKeepsTheData(t *testing.T) {
+	ns := suite.Namespace(t, nil)
+	m := create(t, homework(ns, "unverified"))
+	ready(t, m, "restored otus-database-20261125T090000Z.sql.gz")
+	if err := suite.Client.Delete(ctx, m); err != nil {
+		t.Fatal(err)
+	}
+	first := backupJobOf(t, m)
+	finishJob(t, m, first.Name, true, "backed-up-aside otus-database-20261125T100000Z.sql.gz free=1073741824 size=870")
+	v := verifyJobOf(t, m)
+	// What it checks: the reported name and size, latest left alone (the
+	// dump was kept aside), on the backup volume mounted read-only; it is
+	// given no password, and has no owner a foreground deletion would
+	// take it with.
+	wantEnv(t, v, scripts.EnvVerifyDump, "otus-database-20261125T100000Z.sql.gz", "the dump the backup reported")
+	wantEnv(t, v, scripts.EnvVerifySize, "870", "the size the backup reported")
+	wantEnv(t, v, scripts.EnvVerifyLatest, "<unset>", "a dump kept aside")
+	if mounts := v.Spec.Template.Spec.Containers[0].VolumeMounts; len(mounts) != 1 || !mounts[0].ReadOnly {
+		t.Errorf("the verify Job mounts %+v, want the backup volume read-only", mounts)
+	}
+	assertNoPassword(t, v, "otuspassword")
+	for _, e := range v.Spec.Template.Spec.Containers[0].Env {
+		if e.ValueFrom != nil {
+			t.Errorf("the verify Job reads %s from %+v: it needs no credentials", e.Name, e.ValueFrom)
+		}
+	}
+	if len(v.OwnerReferences) != 0 || !ours(v, m) || v.Annotations[backupJobAnnotation] != string(first.UID) {
+		t.Errorf("verify Job: owners %v, annotations %v", v.OwnerReferences, v.Annotations)
+	}
+	finishJob(t, m, v.Name, false, "failed: otus-database-20261125T100000Z.sql.gz, which the backup reported, is not on the backup volume")
+	got := waitCondition(t, m, BackupSucceeded, metav1.ConditionFalse, ReasonNotVerified)
+	msg := meta.FindStatusCondition(got.Status.Conditions, BackupSucceeded).Message
+	if !strings.Contains(msg, "kubectl delete job backup-unverified-job verify-unverified-job") {
+		t.Errorf("BackupSucceeded does not say how to back up again: %q", msg)
+	}
+	if c := meta.FindStatusCondition(got.Status.Conditions, conditions.Degraded); c == nil || c.Status != metav1.ConditionTrue || c.Reason != ReasonNotVerified {
+		t.Errorf("Degraded: %+v", c)
+	}
+	keeps(t, m, "an unverified backup counted")
+	for _, j := range []*batchv1.Job{first, v} {
+		if err := suite.Client.Delete(ctx, j, client.PropagationPolicy(metav1.DeletePropagationBackground)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	testenv.Eventually(t, "a new backup Job", func(ctx context.Context) error {
+		j := &batchv1.Job{}
+		if err := suite.Client.Get(ctx, key(m, backupJobName(m.Name)), j); err != nil {
+			return err
+		}
+		if j.UID == first.UID {
+			return errors.New("still the first Job")
+		}
+		return nil
+	})
+	finishBackup(t, m, "backed-up otus-database-20261125T110000Z.sql.gz")
+	waitGone(t, m)
+}
+
+// A MySQL whose finalizer was removed by hand during its backup leaves its
+// credentials and data volume behind. The next MySQL of the same name is
+// told what each holds and how to keep or adopt it, never to delete it;
+// adopting both, as told, runs the new MySQL on them as they are.
+func TestEarlierMySQLsDataIsKeptAndAdoptable(t *testing.T) {
+	ns := suite.Namespace(t, nil)
+	first := create(t, homework(ns, "orphaned"))
+	ready(t, first, "no-backup")
+	if err := suite.Client.Delete(ctx, first); err != nil {
+		t.Fatal(err)
+	}
+	backupJobOf(t, first)
+	got := &mysqlv1.MySQL{}
+	get(t, key(first, first.Name), got)
+	patch := client.MergeFrom(got.DeepCopy())
+	got.Finalizers = nil
+	if err := suite.Client.Patch(ctx, got, patch); err != nil {
+		t.Fatal(err)
+	}
+	waitGone(t, got)
+	creds, data := &corev1.Secret{}, &corev1.PersistentVolumeClaim{}
+	get(t, key(first, credentialsName(first.Name)), creds)
+	get(t, key(first, dataPVCName(first.Name)), data)
+
+	m := homework(ns, "orphaned")
+	m.Spec.Password = "another-one"
+	m = create(t, m)
+	for _, held := range []struct {
+		obj        client.Object
+		kind, what string
+	}{
+		{creds, "secret", "the root password of the data volume orphaned-pvc"},
+		{data, "pvc", "the data of an earlier MySQL named orphaned"},
+	} {
+		var msg string
+		testenv.Eventually(t, "a NameConflict on "+held.obj.GetName(), func(ctx context.Context) error {
+			got := &mysqlv1.MySQL{}
+			if err := suite.Client.Get(ctx, key(m, m.Name), got); err != nil {
+				return err
+			}
+			if c := meta.FindStatusCondition(got.Status.Conditions, conditions.Degraded); c != nil && c.Reason == ReasonNameConflict {
+				if msg = c.Message; strings.Contains(msg, `"`+held.obj.GetName()+`"`) {
+					return nil
+				}
+			}
+			return fmt.Errorf("conditions %+v", got.Status.Conditions)
+		})
+		adopt := fmt.Sprintf("kubectl annotate %s %s %s=%s --overwrite", held.kind, held.obj.GetName(), uidAnnotation, m.UID)
+		if !strings.Contains(msg, held.what) || !strings.Contains(msg, string(first.UID)) || !strings.Contains(msg, "Keep it") ||
+			!strings.Contains(msg, adopt) || strings.Contains(strings.ToLower(msg), "delete") {
+			t.Errorf("Degraded says %q; want what it holds, to keep it, and %q, never to delete it", msg, adopt)
+		}
+		// As the message says.
+		patch := client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"annotations":{"`+uidAnnotation+`":"`+string(m.UID)+`"}}}`))
+		if err := suite.Client.Patch(ctx, held.obj, patch); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Both adopted, the next object in the way is the earlier server's
+	// Service, which holds no data.
+	waitCondition(t, m, conditions.Degraded, metav1.ConditionTrue, ReasonNameConflict)
+	testenv.Eventually(t, "the NameConflict to move on to the Service", func(ctx context.Context) error {
+		got := &mysqlv1.MySQL{}
+		if err := suite.Client.Get(ctx, key(m, m.Name), got); err != nil {
+			return err
+		}
+		if c := meta.FindStatusCondition(got.Status.Conditions, conditions.Degraded); c == nil || !strings.Contains(c.Message, `Service "orphaned"`) {
+			return fmt.Errorf("Degraded %+v", c)
+		}
+		return nil
+	})
+	after := &corev1.PersistentVolumeClaim{}
+	get(t, key(m, dataPVCName(m.Name)), after)
+	if after.UID != data.UID || !after.DeletionTimestamp.IsZero() || after.Annotations[restoredAnnotation] != restoredNone {
+		t.Errorf("the adopted data volume: UID %s (was %s), annotations %v", after.UID, data.UID, after.Annotations)
+	}
+	if got := credentials(t, m)[keyPassword]; got != "otuspassword" {
+		t.Errorf("the adopted credentials hold %q, want the password the data was written with", got)
+	}
 }

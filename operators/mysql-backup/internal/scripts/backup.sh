@@ -109,6 +109,18 @@ if [[ -n $latest_expected ]]; then
 		IFS= read -r current <"$backup_dir/latest" || [[ -n $current ]] || current=
 	fi
 	[[ $current == "$latest_expected" ]] || aside="latest names ${current:-nothing readable}, not $latest_expected, which this server was restored from"
+	if [[ -n $aside && ! -e $backup_dir/latest ]]; then
+		# A volume with no latest and no dump but this one (a backup volume
+		# made anew after the one the server was restored from was
+		# deleted) has no newer backup for this dump to hide.
+		shopt -s nullglob
+		others=("$backup_dir"/*.sql.gz)
+		shopt -u nullglob
+		if ((${#others[@]} == 1)); then
+			log "$backup_dir has no backup but this one: it becomes latest, though the server was restored from $latest_expected"
+			aside=
+		fi
+	fi
 fi
 
 if [[ -z $aside ]]; then

@@ -13,7 +13,7 @@
 //
 // # Environment
 //
-// Every script reads:
+// Every script but verify.sh reads:
 //
 //   - MYSQL_HOST (required): the server, normally its Service's name.
 //   - MYSQL_PORT: default 3306.
@@ -45,7 +45,11 @@
 //     kept aside, under its own name. The operator passes the dump the
 //     server was restored from ("none" when it restored none or its
 //     restore is not known to have finished), so latest only moves
-//     forward. Unset: latest always moves (a run by hand).
+//     forward. A BACKUP_DIR that holds no latest and no dump but the new
+//     one has no backup to hide: the dump becomes latest whatever this
+//     says (a backup volume made anew, after the one the server was
+//     restored from was deleted). Unset: latest always moves (a run by
+//     hand).
 //   - KEEP_BACKUPS: a positive number; after the new dump, the oldest dumps
 //     (by modification time) beyond that many are deleted, never the new
 //     one nor the one latest names. Unset: every dump is kept.
@@ -96,6 +100,18 @@
 // result names the newest dump newer than the one loaded, if any: one kept
 // aside.
 //
+// # verify.sh
+//
+// It runs after backup.sh, in a Job of its own that mounts the backup
+// volume read-only, and needs no server: it checks that VERIFY_DUMP
+// (required, the dump's file name backup.sh reported) is a file in
+// BACKUP_DIR (required), of VERIFY_SIZE bytes when that is set (the size
+// backup.sh reported), a whole gzip file ending with mysqldump's
+// "-- Dump completed" line, and, with VERIFY_LATEST=yes, the one latest
+// names. It reads TERMINATION_LOG as every script does, and no other
+// variable of the server's. The operator counts a backup only once this
+// succeeded and the backup volume is still the one both Jobs used.
+//
 // # password.sh
 //
 // It waits for the server and logs in as MYSQL_USER with MYSQL_PASSWORD. If
@@ -120,10 +136,12 @@
 //	no-backup                   restore.sh found no latest
 //	password-changed            password.sh changed the password
 //	password-already-changed    the new password already worked
+//	verified <dump>             verify.sh found <dump> as reported
 //	failed: <reason>            any script, with a non-zero exit status
 //
 // restored and no-backup add " aside=<dump>" for a newer dump (any dump,
-// for no-backup) that was not restored. backup.sh and restore.sh add
+// for no-backup) that was not restored. backup.sh, restore.sh and
+// verify.sh add
 // " free=<bytes>", the free space of
 // BACKUP_DIR (left out when df cannot say), and, after a dump's name,
 // " size=<bytes>", its size: the operator's BackupSpace condition.

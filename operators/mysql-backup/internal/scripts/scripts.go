@@ -20,6 +20,11 @@ var Restore = withCommon(restoreSource)
 // idempotently.
 var Password = withCommon(passwordSource)
 
+// Verify is verify.sh: it checks that the dump backup.sh reported is in
+// BACKUP_DIR, whole and of the size reported, and named by latest when
+// asked.
+var Verify = withCommon(verifySource)
+
 var (
 	//go:embed backup.sh
 	backupSource string
@@ -27,6 +32,8 @@ var (
 	restoreSource string
 	//go:embed password.sh
 	passwordSource string
+	//go:embed verify.sh
+	verifySource string
 	//go:embed common.sh
 	common string
 )
@@ -71,6 +78,12 @@ const (
 	EnvRestoreFrom = "RESTORE_FROM"
 	// EnvKeepBackups is how many dumps backup.sh keeps.
 	EnvKeepBackups = "KEEP_BACKUPS"
+	// EnvVerifyDump is the dump verify.sh looks for, EnvVerifySize the
+	// size backup.sh reported of it, and EnvVerifyLatest "yes" when
+	// latest must name it.
+	EnvVerifyDump   = "VERIFY_DUMP"
+	EnvVerifySize   = "VERIFY_SIZE"
+	EnvVerifyLatest = "VERIFY_LATEST"
 )
 
 // Defaults the scripts use for unset variables.
@@ -92,10 +105,11 @@ var (
 	RestoreEnv = []string{EnvHost, EnvPort, EnvUser, EnvPassword, EnvPasswordAlt, EnvWaitTimeout, EnvTerminationLog,
 		EnvDatabase, EnvBackupDir, EnvRestoreID, EnvRestoreFrom}
 	PasswordEnv = []string{EnvHost, EnvPort, EnvUser, EnvPassword, EnvWaitTimeout, EnvTerminationLog, EnvNewPassword}
+	VerifyEnv   = []string{EnvTerminationLog, EnvBackupDir, EnvVerifyDump, EnvVerifySize, EnvVerifyLatest}
 )
 
-// Command is the container command that runs script (Backup, Restore or
-// Password). It is meant for the container's command, not args, so that the
+// Command is the container command that runs script (Backup, Restore,
+// Password or Verify). It is meant for the container's command, not args, so that the
 // image's entrypoint (which would start a server) does not run.
 func Command(script string) []string {
 	return []string{"bash", "-c", script}
@@ -112,6 +126,7 @@ const (
 	NoBackup               Outcome = "no-backup"
 	PasswordChanged        Outcome = "password-changed"
 	PasswordAlreadyChanged Outcome = "password-already-changed"
+	Verified               Outcome = "verified"
 	Failed                 Outcome = "failed"
 )
 
@@ -119,7 +134,7 @@ const (
 type Result struct {
 	Outcome Outcome
 	// Dump is the dump's file name in BACKUP_DIR, for BackedUp,
-	// BackedUpAside and Restored.
+	// BackedUpAside, Restored and Verified.
 	Dump string
 	// Reason says why, for Failed.
 	Reason string
@@ -147,7 +162,7 @@ func ParseResult(message string) (Result, error) {
 	r := Result{Outcome: Outcome(words[0]), FreeBytes: -1, DumpBytes: -1}
 	rest := words[1:]
 	switch r.Outcome {
-	case BackedUp, BackedUpAside, Restored:
+	case BackedUp, BackedUpAside, Restored, Verified:
 		if len(rest) == 0 || strings.Contains(rest[0], "=") || !dumpFile(rest[0]) {
 			return Result{}, fmt.Errorf("termination message %q: %s needs one dump file name", msg, r.Outcome)
 		}

@@ -626,7 +626,7 @@ func TestShellcheck(t *testing.T) {
 	// The scripts as the Jobs run them, common.sh included.
 	dir := t.TempDir()
 	var files []string
-	for name, text := range map[string]string{"backup.sh": Backup, "restore.sh": Restore, "password.sh": Password} {
+	for name, text := range map[string]string{"backup.sh": Backup, "restore.sh": Restore, "password.sh": Password, "verify.sh": Verify} {
 		file := filepath.Join(dir, name)
 		if err := os.WriteFile(file, []byte(text), 0o600); err != nil {
 			t.Fatal(err)
@@ -643,7 +643,7 @@ func TestShellcheck(t *testing.T) {
 
 // TestCommonPart: each script gets common.sh once, in place of its marker.
 func TestCommonPart(t *testing.T) {
-	for name, text := range map[string]string{"backup.sh": Backup, "restore.sh": Restore, "password.sh": Password} {
+	for name, text := range map[string]string{"backup.sh": Backup, "restore.sh": Restore, "password.sh": Password, "verify.sh": Verify} {
 		if strings.Contains(text, commonMarker) || strings.Count(text, common) != 1 {
 			t.Errorf("%s does not carry common.sh exactly once in place of its marker", name)
 		}
@@ -663,6 +663,9 @@ func TestEnvContract(t *testing.T) {
 		{"backup.sh", Backup, BackupEnv},
 		{"restore.sh", Restore, RestoreEnv},
 		{"password.sh", Password, PasswordEnv},
+		// verify.sh calls none of common.sh's functions of the server:
+		// its own text, and result's TERMINATION_LOG.
+		{"verify.sh", verifySource + "${TERMINATION_LOG}", VerifyEnv},
 	} {
 		read := map[string]bool{}
 		for _, m := range ref.FindAllStringSubmatch(tt.text, -1) {
@@ -716,6 +719,9 @@ func TestParseResult(t *testing.T) {
 		{msg: "failed: the MySQL server at db:3306 did not answer within 60s", want: Result{Outcome: Failed, Reason: "the MySQL server at db:3306 did not answer within 60s", FreeBytes: -1, DumpBytes: -1}},
 		{msg: "no-backup aside=d.sql.gz free=5", want: Result{Outcome: NoBackup, Aside: "d.sql.gz", FreeBytes: 5, DumpBytes: -1}},
 		{msg: "restored d.sql.gz aside=e.sql.gz size=3", want: Result{Outcome: Restored, Dump: "d.sql.gz", Aside: "e.sql.gz", FreeBytes: -1, DumpBytes: 3}},
+		{msg: "verified d.sql.gz free=10 size=3", want: Result{Outcome: Verified, Dump: "d.sql.gz", FreeBytes: 10, DumpBytes: 3}},
+		{msg: "verified", wantErr: true},
+		{msg: "verified ../d.sql.gz", wantErr: true},
 		{msg: "no-backup aside=../d.sql.gz", wantErr: true},
 		{msg: "backed-up d.sql.gz aside=e.sql.gz", wantErr: true},
 		{msg: "restored d.sql.gz aside=e.sql.gz aside=f.sql.gz", wantErr: true},
@@ -940,4 +946,134 @@ func TestBackupRemovesLeftovers(t *testing.T) {
 	if !strings.Contains(r.output, "removed .backup-tmp.AbC123") {
 		t.Error("the output does not say the leftover was removed")
 	}
+}
+
+// dumpFixture writes, as file name in dir, a gzip file of text: a dump when
+// text ends with mysqldump's last line.
+func dumpFixture(t *testing.T, dir, name, text string) int64 {
+	t.Helper()
+	var b bytes.Buffer
+	zw := gzip.NewWriter(&b)
+	if _, err := io.WriteString(zw, text); err != nil {
+		t.Fatal(err)
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, name), b.Bytes(), 0o640); err != nil {
+		t.Fatal(err)
+	}
+	return int64(b.Len())
+}
+
+// TestVerify: verify.sh passes only when the dump the backup reported is
+// in BACKUP_DIR, whole, of the size reported, and named by latest when it
+// must be; it needs no server.
+func TestVerify(t *testing.T) {
+	noServer := &server{}
+	const dump = "otus-database-20261129T050000Z.sql.gz"
+	const whole = "CREATE TABLE test (id int);\n-- Dump completed on 2026-11-29  5:00:00\n"
+	tests := []struct {
+		name  string
+		setup func(t *testing.T, dir string) map[string]string
+		want  string // "" to pass, else what the failure says
+	}{
+		{"as reported", func(t *testing.T, dir string) map[string]string {
+			size := dumpFixture(t, dir, dump, whole)
+			if err := os.WriteFile(filepath.Join(dir, LatestFile), []byte(dump+"\n"), 0o640); err != nil {
+				t.Fatal(err)
+			}
+			return map[string]string{EnvVerifySize: strconv.FormatInt(size, 10), EnvVerifyLatest: "yes"}
+		}, ""},
+		{"kept aside, latest not asked", func(t *testing.T, dir string) map[string]string {
+			dumpFixture(t, dir, dump, whole)
+			return nil
+		}, ""},
+		{"gone", func(t *testing.T, dir string) map[string]string {
+			dumpFixture(t, dir, "other.sql.gz", whole)
+			return nil
+		}, dump + ", which the backup reported, is not on the backup volume"},
+		{"another size", func(t *testing.T, dir string) map[string]string {
+			size := dumpFixture(t, dir, dump, whole)
+			return map[string]string{EnvVerifySize: strconv.FormatInt(size+1, 10)}
+		}, "bytes on the backup volume, where the backup reported"},
+		{"cut short", func(t *testing.T, dir string) map[string]string {
+			dumpFixture(t, dir, dump, "CREATE TABLE test (id int);\n")
+			return nil
+		}, "is incomplete"},
+		{"not gzip", func(t *testing.T, dir string) map[string]string {
+			if err := os.WriteFile(filepath.Join(dir, dump), []byte("half"), 0o640); err != nil {
+				t.Fatal(err)
+			}
+			return nil
+		}, "is not a valid gzip file"},
+		{"latest names another", func(t *testing.T, dir string) map[string]string {
+			dumpFixture(t, dir, dump, whole)
+			if err := os.WriteFile(filepath.Join(dir, LatestFile), []byte("older.sql.gz\n"), 0o640); err != nil {
+				t.Fatal(err)
+			}
+			return map[string]string{EnvVerifyLatest: "yes"}
+		}, "latest names 'older.sql.gz', not " + dump},
+		{"no latest", func(t *testing.T, dir string) map[string]string {
+			dumpFixture(t, dir, dump, whole)
+			return map[string]string{EnvVerifyLatest: "yes"}
+		}, "latest names 'nothing'"},
+		{"a path, not a name", func(t *testing.T, dir string) map[string]string {
+			return map[string]string{EnvVerifyDump: "../" + dump}
+		}, "VERIFY_DUMP=../" + dump + " is not a dump file name"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			env := map[string]string{EnvBackupDir: dir, EnvVerifyDump: dump}
+			maps.Copy(env, tt.setup(t, dir))
+			r := noServer.runScript(t, Verify, env)
+			if tt.want != "" {
+				mustFail(t, r, tt.want)
+				return
+			}
+			if res := mustSucceed(t, r, Verified); res.Dump != dump || res.DumpBytes <= 0 {
+				t.Errorf("result %+v, want %s with its size", res, dump)
+			}
+		})
+	}
+}
+
+// TestVerifyWhatBackupReports: verify.sh, given what backup.sh reported,
+// finds the dump as reported: the two scripts agree on names and sizes.
+func TestVerifyWhatBackupReports(t *testing.T) {
+	s := needServer(t)
+	const db = "verified"
+	homework(t, s, db)
+	dir := t.TempDir()
+	b := mustSucceed(t, backupRun(t, s, db, dir, nil), BackedUp)
+	v := mustSucceed(t, s.runScript(t, Verify, map[string]string{EnvBackupDir: dir, EnvVerifyDump: b.Dump,
+		EnvVerifySize: strconv.FormatInt(b.DumpBytes, 10), EnvVerifyLatest: "yes"}), Verified)
+	if v.Dump != b.Dump || v.DumpBytes != b.DumpBytes {
+		t.Errorf("verify.sh found %+v, backup.sh reported %+v", v, b)
+	}
+}
+
+// TestBackupOnANewVolumeBecomesLatest: a backup volume made anew (the one
+// the server was restored from was deleted) holds no backup for the dump
+// to hide: the dump becomes latest, so that the next MySQL restores it.
+// One more dump there, and the rule that latest only moves forward holds.
+func TestBackupOnANewVolumeBecomesLatest(t *testing.T) {
+	s := needServer(t)
+	const db = "anew"
+	homework(t, s, db)
+	dir := t.TempDir()
+	expect := map[string]string{EnvLatestExpected: "otus-database-20261101T000000Z.sql.gz"}
+	r := backupRun(t, s, db, dir, expect)
+	first := mustSucceed(t, r, BackedUp)
+	if got := latest(t, dir); got != first.Dump {
+		t.Fatalf("latest = %q, want %q", got, first.Dump)
+	}
+	if !strings.Contains(r.output, "has no backup but this one") {
+		t.Error("the output does not say why the dump became latest")
+	}
+	if err := os.Remove(filepath.Join(dir, LatestFile)); err != nil {
+		t.Fatal(err)
+	}
+	mustSucceed(t, backupRun(t, s, db, dir, expect), BackedUpAside)
 }
