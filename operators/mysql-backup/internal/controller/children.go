@@ -2,6 +2,7 @@ package controller
 
 import (
 	"maps"
+	"slices"
 	"strconv"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -361,5 +362,10 @@ func passwordJob(m *mysqlv1.MySQL, o jobOptions, host, target, version string) *
 	})
 	j.Annotations[targetAnnotation] = target
 	j.Annotations[credentialsVersionAnnotation] = version
+	// It needs no backup: a pod that mounts the backup volume holds it,
+	// ended or not, while a person deletes it.
+	spec := &j.Spec.Template.Spec
+	spec.Volumes, spec.Containers[0].VolumeMounts = nil, nil
+	spec.Containers[0].Env = slices.DeleteFunc(spec.Containers[0].Env, func(e corev1.EnvVar) bool { return e.Name == scripts.EnvBackupDir })
 	return j
 }

@@ -93,6 +93,23 @@ func (r *MySQLReconciler) backupBeforeDelete(ctx context.Context, m *mysqlv1.MyS
 		return false, conditions.Block(ReasonPreviousJob, "%s", msg)
 	}
 
+	if stateOf(j) != jobSucceeded {
+		// A server pod replaced under the dump (a node lost, a kill): the
+		// Job reaches the old pod's address, in vain. The backup starts
+		// again from the new pod, the data volume's new server.
+		pod, err := r.replacedServer(ctx, m, j)
+		if err != nil {
+			return false, err
+		}
+		if pod != nil {
+			if err := r.deleteJob(ctx, j); err != nil {
+				return false, err
+			}
+			msg := fmt.Sprintf("the server pod %s dumps from was replaced by %s: backing up from the new pod", name, pod.Name)
+			r.Recorder.Eventf(m, j, corev1.EventTypeNormal, ReasonBackingUp, "BackupAgain", "%s", msg)
+			return false, backingUp(o, "%s", msg)
+		}
+	}
 	switch stateOf(j) {
 	case jobRunning:
 		// A dump written to a volume being deleted is lost with it: the
@@ -195,6 +212,9 @@ func (r *MySQLReconciler) startBackup(ctx context.Context, m *mysqlv1.MySQL, o *
 	volume, err := r.ensureBackupPVC(ctx, m)
 	if err == nil {
 		j.Annotations[backupVolumeAnnotation] = string(volume.UID)
+	}
+	if pod != nil {
+		j.Annotations[serverPodAnnotation] = string(pod.UID)
 	}
 	if err == nil && pod == nil {
 		err = backingUp(o, "waiting for the server's pod to answer before starting %s "+

@@ -417,10 +417,43 @@ func (r *MySQLReconciler) ensureBackupPVC(ctx context.Context, m *mysqlv1.MySQL)
 	case err != nil:
 		return nil, err
 	case !created:
-		return live, checkBackupPVC(live, m)
+		err := checkBackupPVC(live, m)
+		if errors.As(err, new(*conditions.Blocked)) && !live.DeletionTimestamp.IsZero() {
+			if rerr := r.releaseBackupVolume(ctx, m); rerr != nil {
+				return live, rerr
+			}
+		}
+		return live, err
 	}
 	r.Recorder.Eventf(m, pvc, corev1.EventTypeNormal, "Created", "CreateBackupVolume", "Created %s for the backups; it outlives the MySQL", pvc.Name)
 	return pvc, nil
+}
+
+// releaseBackupVolume lets m's backup volume, being deleted, go: a claim
+// goes only once no pod scheduled with it is left, ended or not (the PVC
+// protection controller's rule), and the pod of m's succeeded restore Job
+// would stay as long as m. So that Job goes, once the data volume records
+// what it restored (it is then of no use; `kubectl get jobs` no longer
+// shows it). The backup and verify Jobs of m go when their volume is lost
+// (backupAgain); a password Job mounts no backup volume.
+func (r *MySQLReconciler) releaseBackupVolume(ctx context.Context, m *mysqlv1.MySQL) error {
+	j, pvc := &batchv1.Job{}, &corev1.PersistentVolumeClaim{}
+	if err := r.Get(ctx, client.ObjectKey{Namespace: m.Namespace, Name: restoreJobName(m.Name)}, j); err != nil {
+		return client.IgnoreNotFound(err)
+	}
+	if err := r.Get(ctx, client.ObjectKey{Namespace: m.Namespace, Name: dataPVCName(m.Name)}, pvc); err != nil {
+		return client.IgnoreNotFound(err)
+	}
+	if !metav1.IsControlledBy(j, m) || stateOf(j) != jobSucceeded || !j.DeletionTimestamp.IsZero() ||
+		pvc.Annotations[restoredAnnotation] == "" || j.Annotations[dataVolumeAnnotation] != string(pvc.UID) {
+		return nil
+	}
+	if err := r.deleteJob(ctx, j); err != nil {
+		return err
+	}
+	r.Recorder.Eventf(m, j, corev1.EventTypeNormal, ReasonBackupVolumeDeleted, "ReleaseBackupVolume",
+		"Deleted the succeeded %s, whose pod held the backup volume %s being deleted", j.Name, backupPVCName(m.Name))
+	return nil
 }
 
 // checkBackupPVC returns nil when live is the backup volume of m's name.
@@ -438,7 +471,8 @@ func checkBackupPVC(live *corev1.PersistentVolumeClaim, m *mysqlv1.MySQL) error 
 	}
 	if !live.DeletionTimestamp.IsZero() {
 		return conditions.Block(ReasonBackupVolumeDeleted,
-			"the backup volume %s is being deleted (it goes once no pod uses it): no backup can be written to it or read from it. "+
+			"the backup volume %s is being deleted (it goes once no pod scheduled with it is left, ended or not: "+
+				"the operator removes its own Jobs' ended pods): no backup can be written to it or read from it. "+
 				"Once it is gone, the operator creates an empty one", live.Name)
 	}
 	return nil
@@ -457,6 +491,21 @@ func (r *MySQLReconciler) serverPod(ctx context.Context, m *mysqlv1.MySQL) (*cor
 		}
 	}
 	return nil, nil
+}
+
+// replacedServer returns m's server pod that answers when it is not the
+// one Job j was made for (serverPodAnnotation), nil otherwise: j talks to
+// an address that is gone.
+func (r *MySQLReconciler) replacedServer(ctx context.Context, m *mysqlv1.MySQL, j *batchv1.Job) (*corev1.Pod, error) {
+	target := j.Annotations[serverPodAnnotation]
+	if target == "" {
+		return nil, nil
+	}
+	pod, err := r.serverPod(ctx, m)
+	if err != nil || pod == nil || string(pod.UID) == target {
+		return nil, err
+	}
+	return pod, nil
 }
 
 // stuckServer returns a Blocked error with the kubelet's reason when a pod
@@ -534,15 +583,15 @@ func (r *MySQLReconciler) reconcileRestore(ctx context.Context, m *mysqlv1.MySQL
 			"the data volume %s was replaced after %s restored it (what was written since the last backup went with the old one): "+
 				"restoring the latest backup into the new volume", pvc.Name, name))
 	}
-	if state := stateOf(j); state != jobSucceeded {
+	if stateOf(j) != jobSucceeded {
 		// A Job whose server pod was replaced (it waits in vain for the
 		// old address, or lost it mid-stream) starts again against the
 		// new one: the load is idempotent, and its RESTORE_ID stays.
-		pod, err := r.serverPod(ctx, m)
+		pod, err := r.replacedServer(ctx, m, j)
 		if err != nil {
 			return "", err
 		}
-		if target := j.Annotations[serverPodAnnotation]; pod != nil && target != "" && target != string(pod.UID) {
+		if pod != nil {
 			return "", r.restoreAgain(ctx, m, o, j, corev1.EventTypeNormal, ReasonRestoring, fmt.Sprintf(
 				"the server pod %s loads into was replaced by %s: restoring into the new pod", name, pod.Name))
 		}

@@ -335,9 +335,14 @@ func TestBackupVolumeBeingDeletedHoldsTheDeletion(t *testing.T) {
 	ns := suite.Namespace(t, nil)
 	m := create(t, homework(ns, "unsheltered"))
 	ready(t, m, "no-backup")
-	backup := &corev1.PersistentVolumeClaim{}
+	backup, restore := &corev1.PersistentVolumeClaim{}, &batchv1.Job{}
 	get(t, key(m, backupPVCName(m.Name)), backup)
+	get(t, key(m, restoreJobName(m.Name)), restore)
 	deleteInUse(t, backup)
+	// The succeeded restore Job goes: its ended pod would hold the volume
+	// as long as the MySQL (the PVC protection controller counts every pod
+	// scheduled with a claim), and the MySQL waits for the volume to go.
+	waitGone(t, restore)
 	if err := suite.Client.Delete(ctx, m); err != nil {
 		t.Fatal(err)
 	}
@@ -752,5 +757,44 @@ func TestEarlierMySQLsDataIsKeptAndAdoptable(t *testing.T) {
 	}
 	if got := credentials(t, m)[keyPassword]; got != "otuspassword" {
 		t.Errorf("the adopted credentials hold %q, want the password the data was written with", got)
+	}
+}
+
+// A server pod replaced under the backup (a kill, a node lost) leaves the
+// backup Job talking to an address that is gone: the backup starts again
+// from the new pod, whether the Job still waits or has failed, and the
+// MySQL goes once that backup counts. (Before: the Job failed against the
+// old address, and the deletion waited for a person.)
+func TestBackupFollowsAReplacedServerPod(t *testing.T) {
+	for _, state := range []string{"running", "failed"} {
+		t.Run(state, func(t *testing.T) {
+			ns := suite.Namespace(t, nil)
+			m := create(t, homework(ns, "moved"))
+			ready(t, m, "no-backup")
+			if err := suite.Client.Delete(ctx, m); err != nil {
+				t.Fatal(err)
+			}
+			first := backupJobOf(t, m)
+			old := serverPodsOf(t, m)
+			if len(old) != 1 || first.Annotations[serverPodAnnotation] != string(old[0].UID) {
+				t.Fatalf("the backup Job dumps from pod %q, want the server pod", first.Annotations[serverPodAnnotation])
+			}
+			if state == "failed" {
+				finishJob(t, m, first.Name, false, "failed: the MySQL server at 10.0.0.7:3306 did not answer within 300s")
+			}
+			if err := suite.Client.Delete(ctx, &old[0], client.GracePeriodSeconds(0)); err != nil {
+				t.Fatal(err)
+			}
+			serverUp(t, m)
+			waitNewJob(t, first)
+			again := backupJobOf(t, m)
+			now := serverPodsOf(t, m)
+			if len(now) != 1 || again.Annotations[serverPodAnnotation] != string(now[0].UID) || now[0].UID == old[0].UID {
+				t.Errorf("the new backup Job dumps from pod %q, want the new server pod", again.Annotations[serverPodAnnotation])
+			}
+			keeps(t, m, "the server pod was replaced during the backup")
+			finishBackup(t, m, "backed-up otus-database-20261125T100000Z.sql.gz")
+			waitGone(t, m)
+		})
 	}
 }
