@@ -77,7 +77,7 @@ func TestMySQLBackupVolumeNameTaken(t *testing.T) {
 			applySample(ctx, t, cfg, mysqlSample, n, func() { n.Name = "n" })
 			waitFor(t, "n to say NameConflict", conditions.New(r).ResourceMatch(n, mysqlCondition("Degraded", "NameConflict")))
 			msg := meta.FindStatusCondition(n.Status.Conditions, "Degraded").Message
-			if !strings.Contains(msg, "backup-n-pvc") || !strings.Contains(msg, "do not delete it") {
+			if !strings.Contains(msg, "backup-n-pvc") || !strings.Contains(msg, "keep it") || strings.Contains(strings.ToLower(msg), "delete") {
 				t.Errorf("Degraded says %q", msg)
 			}
 			noJob(ctx, t, r, n.Namespace, "restore-n-job")
