@@ -133,11 +133,20 @@ func startServer() (*server, error) {
 		}
 	}()
 
+	// A temporary directory of its own: a server starting removes the
+	// temporary tables it finds in its tmpdir (#sql-*), and with the
+	// shared /tmp one test binary's server removed another's while it
+	// installed its system tables (make test runs test-unit and
+	// test-integration side by side).
+	tmpdir := filepath.Join(dir, "tmp")
+	if err := os.Mkdir(tmpdir, 0o700); err != nil {
+		return nil, err
+	}
 	// root@localhost authenticates by the OS user, the one running the
 	// tests: it sets the passwords below without knowing one.
 	datadir := filepath.Join(dir, "data")
 	install := exec.Command(installDB, "--no-defaults", "--user="+me.Username,
-		"--datadir="+datadir, "--auth-root-authentication-method=socket",
+		"--datadir="+datadir, "--tmpdir="+tmpdir, "--auth-root-authentication-method=socket",
 		"--auth-root-socket-user="+me.Username, "--skip-test-db", "--skip-name-resolve")
 	if out, err := install.CombinedOutput(); err != nil {
 		return nil, fmt.Errorf("%s: %w\n%s", installDB, err, out)
@@ -148,7 +157,7 @@ func startServer() (*server, error) {
 	}
 	errorLog := filepath.Join(dir, "error.log")
 	s.cmd = exec.Command(mariadbd, "--no-defaults", "--user="+me.Username,
-		"--datadir="+datadir, "--socket="+s.socket, "--pid-file="+filepath.Join(dir, "mysqld.pid"),
+		"--datadir="+datadir, "--tmpdir="+tmpdir, "--socket="+s.socket, "--pid-file="+filepath.Join(dir, "mysqld.pid"),
 		"--port="+strconv.Itoa(s.port), "--bind-address=127.0.0.1", "--skip-name-resolve",
 		"--log-error="+errorLog, "--character-set-server=utf8mb4", "--collation-server=utf8mb4_general_ci",
 		"--innodb-buffer-pool-size=32M", "--innodb-flush-log-at-trx-commit=2")
