@@ -3,8 +3,6 @@ package realnode
 import (
 	"context"
 	"fmt"
-	"os/exec"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -154,10 +152,8 @@ func lostEvents(ctx context.Context, t *testing.T, ns string) int {
 func catchScript(self string, done func() bool) int {
 	end, ask := time.Now().Add(3*time.Minute), time.Now()
 	for ; time.Now().Before(end); time.Sleep(20 * time.Millisecond) {
-		if out, err := exec.Command("pgrep", "-f", "readonly self="+self).Output(); err == nil {
-			if pid, err := strconv.Atoi(strings.Fields(string(out))[0]); err == nil {
-				return pid
-			}
+		if pid := scriptPID(context.Background(), self); pid != 0 {
+			return pid
 		}
 		if time.Now().After(ask) {
 			if done() {

@@ -96,18 +96,28 @@ func waitScript(t *testing.T, self string, busy func() bool) int {
 	t.Helper()
 	var pid int
 	testenv.EventuallyWithin(t, 3*time.Minute, self+" at work", func(ctx context.Context) error {
-		out, err := exec.CommandContext(ctx, "pgrep", "-f", "readonly self="+self).Output()
-		if err != nil {
+		if pid = scriptPID(ctx, self); pid == 0 {
 			return fmt.Errorf("no %s process", self)
-		}
-		if pid, err = strconv.Atoi(strings.Fields(string(out))[0]); err != nil {
-			return err
 		}
 		if !busy() {
 			return fmt.Errorf("%s (pid %d) has not begun", self, pid)
 		}
 		return nil
 	})
+	return pid
+}
+
+// scriptPID is the process ID on this machine of a Job's script named self
+// (the scripts set readonly self=NAME), 0 when none runs.
+func scriptPID(ctx context.Context, self string) int {
+	out, err := exec.CommandContext(ctx, "pgrep", "-f", "readonly self="+self).Output()
+	if err != nil {
+		return 0
+	}
+	pid, err := strconv.Atoi(strings.Fields(string(out))[0])
+	if err != nil {
+		return 0
+	}
 	return pid
 }
 

@@ -2,7 +2,6 @@ package controller
 
 import (
 	"maps"
-	"slices"
 	"strconv"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -215,20 +214,41 @@ type jobSpec struct {
 	host string
 	// env: the passwords and the script's own settings.
 	env []corev1.EnvVar
+	// backup is how the Job mounts the backup volume.
+	backup backupMount
 }
+
+// backupMount is how a Job mounts the backup volume: a pod that mounts it
+// holds it, ended or not, while a person deletes it, so a Job that needs
+// no backup mounts none.
+type backupMount int
+
+const (
+	backupReadWrite backupMount = iota
+	backupReadOnly
+	backupNone
+)
 
 // job returns a Job that runs js.script against m's server. The passwords
 // come from the credentials Secret as environment variables: never in the
 // arguments, where `kubectl describe` and the process list would show them.
 func job(m *mysqlv1.MySQL, o jobOptions, js jobSpec) *batchv1.Job {
-	env := append([]corev1.EnvVar{
+	env := []corev1.EnvVar{
 		{Name: scripts.EnvHost, Value: js.host},
 		{Name: scripts.EnvPort, Value: strconv.Itoa(mysqlPort)},
 		{Name: scripts.EnvUser, Value: "root"},
 		{Name: scripts.EnvDatabase, Value: m.Spec.Database},
-		{Name: scripts.EnvBackupDir, Value: "/backup"},
-		{Name: scripts.EnvWaitTimeout, Value: jobWaitSeconds},
-	}, js.env...)
+	}
+	var mounts []corev1.VolumeMount
+	var volumes []corev1.Volume
+	if js.backup != backupNone {
+		env = append(env, corev1.EnvVar{Name: scripts.EnvBackupDir, Value: "/backup"})
+		mounts = []corev1.VolumeMount{{Name: "backup", MountPath: "/backup", ReadOnly: js.backup == backupReadOnly}}
+		volumes = []corev1.Volume{{Name: "backup", VolumeSource: corev1.VolumeSource{
+			PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: backupPVCName(m.Name)},
+		}}}
+	}
+	env = append(append(env, corev1.EnvVar{Name: scripts.EnvWaitTimeout, Value: jobWaitSeconds}), js.env...)
 	l := componentLabels(m, js.component)
 	return &batchv1.Job{
 		ObjectMeta: metav1.ObjectMeta{Name: js.name, Namespace: m.Namespace, Labels: l, Annotations: ownAnnotations(m)},
@@ -245,14 +265,12 @@ func job(m *mysqlv1.MySQL, o jobOptions, js jobSpec) *batchv1.Job {
 						Image:                    m.Spec.Image,
 						Command:                  scripts.Command(js.script),
 						Env:                      env,
-						VolumeMounts:             []corev1.VolumeMount{{Name: "backup", MountPath: "/backup"}},
+						VolumeMounts:             mounts,
 						TerminationMessagePolicy: corev1.TerminationMessageReadFile,
 						SecurityContext:          podsecurity.Container(),
 						Resources:                corev1.ResourceRequirements{Requests: o.requests.List()},
 					}},
-					Volumes: []corev1.Volume{{Name: "backup", VolumeSource: corev1.VolumeSource{
-						PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: backupPVCName(m.Name)},
-					}}},
+					Volumes:         volumes,
 					SecurityContext: podsecurity.Pod(ptr.To[int64](mysqlUID)),
 				},
 			},
@@ -324,7 +342,7 @@ func backupJob(m *mysqlv1.MySQL, o jobOptions, p backupPlan) *batchv1.Job {
 // backup Job it has no owner reference (a foreground deletion of m would
 // delete it at once); the operator deletes it once the backup counts.
 func verifyJob(m *mysqlv1.MySQL, o jobOptions, backup *batchv1.Job, res scripts.Result, volume types.UID) *batchv1.Job {
-	j := job(m, o, jobSpec{name: verifyJobName(m.Name), component: componentVerify, script: scripts.Verify})
+	j := job(m, o, jobSpec{name: verifyJobName(m.Name), component: componentVerify, script: scripts.Verify, backup: backupReadOnly})
 	env := []corev1.EnvVar{
 		{Name: scripts.EnvBackupDir, Value: "/backup"},
 		{Name: scripts.EnvVerifyDump, Value: res.Dump},
@@ -335,9 +353,8 @@ func verifyJob(m *mysqlv1.MySQL, o jobOptions, backup *batchv1.Job, res scripts.
 	if res.Outcome == scripts.BackedUp {
 		env = append(env, corev1.EnvVar{Name: scripts.EnvVerifyLatest, Value: "yes"})
 	}
-	c := &j.Spec.Template.Spec.Containers[0]
-	c.Env = env
-	c.VolumeMounts[0].ReadOnly = true
+	// Only its own settings: it talks to no server.
+	j.Spec.Template.Spec.Containers[0].Env = env
 	j.Annotations[backupJobAnnotation] = string(backup.UID)
 	j.Annotations[backupVolumeAnnotation] = string(volume)
 	return j
@@ -354,7 +371,7 @@ func passwordJob(m *mysqlv1.MySQL, o jobOptions, host, target, version string) *
 	}
 	j := job(m, o, jobSpec{
 		name: passwordJobName(m.Name), component: componentPassword, script: scripts.Password,
-		host: host,
+		host: host, backup: backupNone,
 		env: []corev1.EnvVar{
 			secretEnv(m, scripts.EnvPassword, other, false),
 			secretEnv(m, scripts.EnvNewPassword, target, false),
@@ -362,10 +379,5 @@ func passwordJob(m *mysqlv1.MySQL, o jobOptions, host, target, version string) *
 	})
 	j.Annotations[targetAnnotation] = target
 	j.Annotations[credentialsVersionAnnotation] = version
-	// It needs no backup: a pod that mounts the backup volume holds it,
-	// ended or not, while a person deletes it.
-	spec := &j.Spec.Template.Spec
-	spec.Volumes, spec.Containers[0].VolumeMounts = nil, nil
-	spec.Containers[0].Env = slices.DeleteFunc(spec.Containers[0].Env, func(e corev1.EnvVar) bool { return e.Name == scripts.EnvBackupDir })
 	return j
 }

@@ -37,12 +37,7 @@ func (r *MySQLReconciler) finalize(ctx context.Context, m *mysqlv1.MySQL) (obser
 	// The verify Job's work is done: `kubectl get jobs` shows the backup
 	// Job, as the homework does, and no other. It goes last, so that a
 	// pass that comes back after a failure here does not check again.
-	v := &batchv1.Job{}
-	err = r.Get(ctx, client.ObjectKey{Namespace: m.Namespace, Name: verifyJobName(m.Name)}, v)
-	if err != nil || !ours(v, m) {
-		return o, true, client.IgnoreNotFound(err)
-	}
-	return o, true, r.deleteJob(ctx, v)
+	return o, true, r.deleteVerifyJob(ctx, m)
 }
 
 // summarizeDelete sets the conditions of a MySQL being deleted: what the
@@ -114,8 +109,8 @@ func (r *MySQLReconciler) backupBeforeDelete(ctx context.Context, m *mysqlv1.MyS
 	case jobRunning:
 		// A dump written to a volume being deleted is lost with it: the
 		// Job stops, and the backup runs again on a volume that stays.
-		if lost := r.backupVolumeLost(ctx, m, j, nil); lost != "" {
-			return false, r.backupAgain(ctx, m, o, lost, j)
+		if err := r.stopIfLost(ctx, m, o, j); err != nil {
+			return false, err
 		}
 		return false, backingUp(o, "%s is dumping %s to %s", name, m.Spec.Database, backupPVCName(m.Name))
 	case jobFailed:
@@ -320,15 +315,11 @@ func (r *MySQLReconciler) checkBackup(ctx context.Context, m *mysqlv1.MySQL, o *
 			return false, err
 		}
 	}
-	pvc := &corev1.PersistentVolumeClaim{}
-	err := r.APIReader.Get(ctx, client.ObjectKey{Namespace: m.Namespace, Name: backupPVCName(m.Name)}, pvc)
-	if client.IgnoreNotFound(err) != nil {
+	pvc, err := r.backupVolume(ctx, m, true)
+	if err != nil {
 		return false, err
 	}
-	if err != nil {
-		pvc = &corev1.PersistentVolumeClaim{}
-	}
-	if lost := r.backupVolumeLost(ctx, m, j, pvc); lost != "" {
+	if lost := volumeLost(m, j, pvc); lost != "" {
 		return false, r.backupAgain(ctx, m, o, lost, j)
 	}
 	if v != nil && v.Annotations[backupVolumeAnnotation] != string(pvc.UID) {
@@ -352,12 +343,11 @@ func (r *MySQLReconciler) verified(ctx context.Context, m *mysqlv1.MySQL, o *obs
 	v := &batchv1.Job{}
 	err := r.Get(ctx, client.ObjectKey{Namespace: m.Namespace, Name: name}, v)
 	if apierrors.IsNotFound(err) {
-		pvc := &corev1.PersistentVolumeClaim{}
-		err := apply.Get(ctx, r.Client, r.APIReader, client.ObjectKey{Namespace: m.Namespace, Name: backupPVCName(m.Name)}, pvc)
-		if client.IgnoreNotFound(err) != nil {
+		pvc, err := r.backupVolume(ctx, m, false)
+		if err != nil {
 			return nil, err
 		}
-		if lost := r.backupVolumeLost(ctx, m, j, pvc); lost != "" {
+		if lost := volumeLost(m, j, pvc); lost != "" {
 			return nil, r.backupAgain(ctx, m, o, lost, j)
 		}
 		v = verifyJob(m, r.jobOptions(), j, res, pvc.UID)
@@ -382,8 +372,8 @@ func (r *MySQLReconciler) verified(ctx context.Context, m *mysqlv1.MySQL, o *obs
 	}
 	switch stateOf(v) {
 	case jobRunning:
-		if lost := r.backupVolumeLost(ctx, m, j, nil); lost != "" {
-			return nil, r.backupAgain(ctx, m, o, lost, j)
+		if err := r.stopIfLost(ctx, m, o, j); err != nil {
+			return nil, err
 		}
 		return nil, verifying(o, name, res, backupPVCName(m.Name))
 	case jobFailed:
@@ -406,22 +396,45 @@ func verifying(o *observed, name string, res scripts.Result, volume string) erro
 	return conditions.Wait(ReasonVerifying, "%s", msg)
 }
 
-// backupVolumeLost says how the backup volume that backup Job j writes to
-// (or wrote to) is lost for it, "" when it is not: gone, being deleted, or
-// replaced by another of its name (its UID is not the one j was made for).
-// pvc is the volume as read from the API server; nil reads it from the
-// cache (from the API server when the cache has none), which is enough to
-// stop a Job early, not to count a backup. An error of the read is no
-// answer: "".
-func (r *MySQLReconciler) backupVolumeLost(ctx context.Context, m *mysqlv1.MySQL, j *batchv1.Job, pvc *corev1.PersistentVolumeClaim) string {
-	name := backupPVCName(m.Name)
-	if pvc == nil {
-		pvc = &corev1.PersistentVolumeClaim{}
-		err := apply.Get(ctx, r.Client, r.APIReader, client.ObjectKey{Namespace: m.Namespace, Name: name}, pvc)
-		if client.IgnoreNotFound(err) != nil {
-			return ""
-		}
+// backupVolume reads m's backup volume, an empty claim when there is none:
+// from the API server when live (to count a backup), else from the cache,
+// and from the API server when the cache has none (enough to stop a Job
+// early).
+func (r *MySQLReconciler) backupVolume(ctx context.Context, m *mysqlv1.MySQL, live bool) (*corev1.PersistentVolumeClaim, error) {
+	pvc := &corev1.PersistentVolumeClaim{}
+	key := client.ObjectKey{Namespace: m.Namespace, Name: backupPVCName(m.Name)}
+	var err error
+	if live {
+		err = r.APIReader.Get(ctx, key, pvc)
+	} else {
+		err = apply.Get(ctx, r.Client, r.APIReader, key, pvc)
 	}
+	if apierrors.IsNotFound(err) {
+		return &corev1.PersistentVolumeClaim{}, nil
+	}
+	return pvc, err
+}
+
+// stopIfLost stops backup Job j, running or checked, when its backup volume
+// is lost (volumeLost): it returns backupAgain's error, nil when the
+// volume stays.
+func (r *MySQLReconciler) stopIfLost(ctx context.Context, m *mysqlv1.MySQL, o *observed, j *batchv1.Job) error {
+	pvc, err := r.backupVolume(ctx, m, false)
+	if err != nil {
+		return err
+	}
+	if lost := volumeLost(m, j, pvc); lost != "" {
+		return r.backupAgain(ctx, m, o, lost, j)
+	}
+	return nil
+}
+
+// volumeLost says how pvc, m's backup volume as read (empty for none), is
+// lost for backup Job j, which writes or wrote to it, "" when it is not:
+// gone, being deleted, replaced by another of its name (its UID is not the
+// one j was made for), or no longer m's backup volume.
+func volumeLost(m *mysqlv1.MySQL, j *batchv1.Job, pvc *corev1.PersistentVolumeClaim) string {
+	name := backupPVCName(m.Name)
 	want := types.UID(j.Annotations[backupVolumeAnnotation])
 	switch {
 	case pvc.UID == "":
@@ -441,15 +454,8 @@ func (r *MySQLReconciler) backupVolumeLost(ctx context.Context, m *mysqlv1.MySQL
 // up again, on a volume that stays: the MySQL, its server and its data
 // volume stay meanwhile.
 func (r *MySQLReconciler) backupAgain(ctx context.Context, m *mysqlv1.MySQL, o *observed, lost string, j *batchv1.Job) error {
-	v := &batchv1.Job{}
-	err := r.Get(ctx, client.ObjectKey{Namespace: m.Namespace, Name: verifyJobName(m.Name)}, v)
-	if client.IgnoreNotFound(err) != nil {
+	if err := r.deleteVerifyJob(ctx, m); err != nil {
 		return err
-	}
-	if err == nil && ours(v, m) {
-		if err := r.deleteJob(ctx, v); err != nil {
-			return err
-		}
 	}
 	if err := r.deleteJob(ctx, j); err != nil {
 		return err
@@ -461,4 +467,14 @@ func (r *MySQLReconciler) backupAgain(ctx context.Context, m *mysqlv1.MySQL, o *
 	}
 	o.report(BackupSucceeded, metav1.ConditionFalse, ReasonBackupVolumeLost, msg)
 	return conditions.Wait(ReasonBackupVolumeLost, "%s", msg)
+}
+
+// deleteVerifyJob deletes m's verify Job, if there is one of m's.
+func (r *MySQLReconciler) deleteVerifyJob(ctx context.Context, m *mysqlv1.MySQL) error {
+	v := &batchv1.Job{}
+	err := r.Get(ctx, client.ObjectKey{Namespace: m.Namespace, Name: verifyJobName(m.Name)}, v)
+	if err != nil || !ours(v, m) {
+		return client.IgnoreNotFound(err)
+	}
+	return r.deleteJob(ctx, v)
 }

@@ -498,17 +498,8 @@ func backedUpAgain(t *testing.T, m *mysqlv1.MySQL, first *batchv1.Job, old *core
 	}
 	keeps(t, m, "a backup on a volume being deleted counted")
 	release()
-	var again *batchv1.Job
-	testenv.Eventually(t, "a backup Job on a new backup volume", func(ctx context.Context) error {
-		again = &batchv1.Job{}
-		if err := suite.Client.Get(ctx, key(m, backupJobName(m.Name)), again); err != nil {
-			return err
-		}
-		if again.UID == first.UID {
-			return errors.New("still the first Job")
-		}
-		return nil
-	})
+	waitNewJob(t, first)
+	again := backupJobOf(t, m)
 	made := &corev1.PersistentVolumeClaim{}
 	get(t, key(m, backupPVCName(m.Name)), made)
 	if made.UID == old.UID || again.Annotations[backupVolumeAnnotation] != string(made.UID) || !made.DeletionTimestamp.IsZero() {
@@ -665,16 +656,7 @@ func TestUnverifiedBackupKeepsTheData(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	testenv.Eventually(t, "a new backup Job", func(ctx context.Context) error {
-		j := &batchv1.Job{}
-		if err := suite.Client.Get(ctx, key(m, backupJobName(m.Name)), j); err != nil {
-			return err
-		}
-		if j.UID == first.UID {
-			return errors.New("still the first Job")
-		}
-		return nil
-	})
+	waitNewJob(t, first)
 	finishBackup(t, m, "backed-up otus-database-20261125T110000Z.sql.gz")
 	waitGone(t, m)
 }
