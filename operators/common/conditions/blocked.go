@@ -23,10 +23,11 @@ type Blocked struct {
 }
 
 // IsUnapplied reports whether err is, or holds, a *Blocked whose spec
-// cannot be carried out.
+// cannot be carried out, or a *Waiting for the work that carries it out.
 func IsUnapplied(err error) bool {
 	var b *Blocked
-	return errors.As(err, &b) && b.Unapplied
+	var w *Waiting
+	return errors.As(err, &b) && b.Unapplied || errors.As(err, &w) && w.Unfinished
 }
 
 func (b *Blocked) Error() string { return b.Message }

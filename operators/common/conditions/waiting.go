@@ -12,6 +12,11 @@ import (
 type Waiting struct {
 	// Reason is the condition reason, Message what is awaited.
 	Reason, Message string
+	// Unfinished says the spec is being carried out by what is awaited
+	// (a Job changing a password): until it is, observedGeneration stays
+	// at the last spec that was, as for an Unapplied one, so that
+	// `kubectl wait --for=condition=Ready` does not pass on this one.
+	Unfinished bool
 }
 
 func (w *Waiting) Error() string { return w.Message }
@@ -19,6 +24,12 @@ func (w *Waiting) Error() string { return w.Message }
 // Wait returns a *Waiting with a formatted message.
 func Wait(reason, format string, args ...any) error {
 	return &Waiting{Reason: reason, Message: fmt.Sprintf(format, args...)}
+}
+
+// Carrying returns a *Waiting for the work that carries out the spec: its
+// generation is not observed until that work is done (Unfinished).
+func Carrying(reason, format string, args ...any) error {
+	return &Waiting{Reason: reason, Message: fmt.Sprintf(format, args...), Unfinished: true}
 }
 
 // Reported tells what err says for the conditions: the reason and message of

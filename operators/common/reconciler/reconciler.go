@@ -168,7 +168,8 @@ func Run[T Object, O any](ctx context.Context, req ctrl.Request, s Steps[T, O]) 
 	// A child the API server refused is a person's to fix (Degraded, with
 	// the server's message), not a failure to retry in silence; and the
 	// spec it came from was not carried out, so observedGeneration stays
-	// at the last one that was, as for any spec that cannot be.
+	// at the last one that was, as for any spec that cannot be, or that is
+	// still being carried out (conditions.Carrying).
 	err = conditions.Refused(err)
 	if !conditions.IsUnapplied(err) {
 		obj.SetObservedGeneration(obj.GetGeneration())

@@ -239,6 +239,35 @@ func TestRefusedChildIsDegradedAndNotObserved(t *testing.T) {
 	}
 }
 
+// A pass that waits for the work carrying out the spec (a Job changing a
+// password, conditions.Carrying) does not observe its generation: Ready,
+// true for the server that serves, still describes the last spec carried
+// out, so `kubectl wait --for=condition=Ready` does not pass before the
+// work is done; a plain Wait (a pod starting) observes it.
+func TestCarryingWorkDoesNotObserveTheSpec(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		err  error
+		want int64
+	}{
+		{"carrying", conditions.Carrying("Changing", "password-job runs"), 0},
+		{"waiting", conditions.Wait("Starting", "a pod starts"), 3},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			f := newFixture(t, finalizer)
+			f.err = c.err
+			if _, err := f.run(t, f.steps()); err != nil {
+				t.Fatal(err)
+			}
+			got := f.stored(t)
+			r := meta.FindStatusCondition(got.Status.Conditions, conditions.Ready)
+			if got.Status.ObservedGeneration != c.want || r == nil || r.ObservedGeneration != c.want {
+				t.Errorf("observedGeneration %d, Ready %+v: want both at %d", got.Status.ObservedGeneration, r, c.want)
+			}
+		})
+	}
+}
+
 // A stranger's object in a child's place is outside the cache: the pass
 // looks again, sooner than Normal asked.
 func TestNameConflictIsRechecked(t *testing.T) {

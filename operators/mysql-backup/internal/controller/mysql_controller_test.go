@@ -602,9 +602,10 @@ func TestPasswordChange(t *testing.T) {
 	}
 
 	setPassword(t, m, "n3w'pass")
-	// The server serves on while the Job changes its password.
+	// The server serves on while the Job changes its password, for the
+	// spec before: kubectl wait --for=condition=Ready does not pass yet.
 	changing := is{metav1.ConditionTrue, ReasonChangingPassword}
-	waitSummary(t, m, serves, changing, upToDate)
+	readyFor(t, waitSummary(t, m, serves, changing, upToDate), false)
 	j := &batchv1.Job{}
 	get(t, key(m, "password-rotating-job"), j)
 	assertNoPassword(t, j, "n3w'pass")
@@ -620,7 +621,7 @@ func TestPasswordChange(t *testing.T) {
 	// A failure keeps both passwords (the server has one of them) and says so.
 	finishJob(t, m, j.Name, false, "")
 	waitCondition(t, m, PasswordChanged, metav1.ConditionFalse, ReasonPasswordFailed)
-	waitSummary(t, m, serves, is{metav1.ConditionFalse, ReasonPasswordFailed}, is{metav1.ConditionTrue, ReasonPasswordFailed})
+	readyFor(t, waitSummary(t, m, serves, is{metav1.ConditionFalse, ReasonPasswordFailed}, is{metav1.ConditionTrue, ReasonPasswordFailed}), false)
 	if creds := credentials(t, m); creds[keyPassword] != "otuspassword" || creds[keyPendingPassword] != "n3w'pass" {
 		t.Errorf("after a failed change the credentials hold %v, want both passwords", creds)
 	}
@@ -651,8 +652,20 @@ func TestPasswordChange(t *testing.T) {
 	deploymentAvailable(t, d)
 	// Once the change is done, Progressing goes back to False.
 	got := waitSummary(t, m, serves, upToDate, upToDate)
+	readyFor(t, got, true)
 	if strings.Contains(fmt.Sprintf("%+v", got.Status), "n3w'pass") {
 		t.Error("the status shows the password")
+	}
+}
+
+// readyFor checks whether Ready describes m's spec, which is what `kubectl
+// wait --for=condition=Ready` asks of its observedGeneration.
+func readyFor(t *testing.T, m *mysqlv1.MySQL, current bool) {
+	t.Helper()
+	r := meta.FindStatusCondition(m.Status.Conditions, conditions.Ready)
+	if r == nil || (r.ObservedGeneration == m.Generation) != current || (m.Status.ObservedGeneration == m.Generation) != current {
+		t.Errorf("Ready %+v, observedGeneration %d, generation %d: want Ready for the current spec %v",
+			r, m.Status.ObservedGeneration, m.Generation, current)
 	}
 }
 

@@ -145,7 +145,7 @@ func (r *MySQLReconciler) reconcilePassword(ctx context.Context, m *mysqlv1.MySQ
 			return err
 		}
 		o.report(PasswordChanged, metav1.ConditionUnknown, ReasonChangingPassword, "recorded the new password; starting "+name)
-		return conditions.Wait(ReasonChangingPassword, "recorded the new password; starting %s", name)
+		return conditions.Carrying(ReasonChangingPassword, "recorded the new password; starting %s", name)
 	case passwordStart:
 		pod, err := r.serverPod(ctx, m)
 		if err != nil {
@@ -165,12 +165,13 @@ func (r *MySQLReconciler) reconcilePassword(ctx context.Context, m *mysqlv1.MySQ
 		if err := r.deleteJob(ctx, j); err != nil {
 			return err
 		}
-		return conditions.Wait(ReasonChangingPassword, "removing %s, which ended", name)
+		return conditions.Carrying(ReasonChangingPassword, "removing %s, which ended", name)
 	case passwordFailed:
 		msg := fmt.Sprintf("%s failed: the server has the previous password or the new one, and the operator can log in with either. "+
 			"`kubectl logs job/%s` says why; delete the Job to try again, or set the previous password back", name, name)
 		o.report(PasswordChanged, metav1.ConditionFalse, ReasonPasswordFailed, msg)
-		return conditions.Block(ReasonPasswordFailed, "%s", msg)
+		// The spec was not carried out: its generation is not observed.
+		return &conditions.Blocked{Reason: ReasonPasswordFailed, Message: msg, Unapplied: true}
 	}
 
 	// passwordConfirm: the server has the target password. The Secret says
@@ -207,11 +208,13 @@ func (r *MySQLReconciler) updateCredentials(ctx context.Context, creds *corev1.S
 	return nil
 }
 
-// changing records that a password change is under way.
+// changing records that a password change is under way: until it is done,
+// the spec is not carried out (Ready, true for the server that serves,
+// describes the spec before).
 func changing(o *observed, format string, args ...any) error {
 	msg := fmt.Sprintf(format, args...)
 	o.report(PasswordChanged, metav1.ConditionUnknown, ReasonChangingPassword, msg)
-	return conditions.Wait(ReasonChangingPassword, "%s", msg)
+	return conditions.Carrying(ReasonChangingPassword, "%s", msg)
 }
 
 // deleteJob deletes a Job and its pods.
