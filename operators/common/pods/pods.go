@@ -4,6 +4,7 @@ package pods
 
 import (
 	"fmt"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 )
@@ -88,4 +89,20 @@ func Stuck(pod *corev1.Pod) (reason, message string, stuck bool) {
 		}
 	}
 	return "", "", false
+}
+
+// NotReadySince returns when the pod's Ready condition last went False, for
+// a pod that runs (phase Running) and is not ready: its containers started
+// and their readiness probes fail, or a container keeps restarting. ok is
+// false for any other pod.
+func NotReadySince(pod *corev1.Pod) (since time.Time, ok bool) {
+	if pod.Status.Phase != corev1.PodRunning {
+		return time.Time{}, false
+	}
+	for _, c := range pod.Status.Conditions {
+		if c.Type == corev1.PodReady {
+			return c.LastTransitionTime.Time, c.Status != corev1.ConditionTrue
+		}
+	}
+	return time.Time{}, false
 }

@@ -3,6 +3,7 @@ package pods
 import (
 	"strings"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -112,6 +113,31 @@ func TestKeepStatus(t *testing.T) {
 		if r1 != r2 || m1 != m2 || s1 != s2 || Ready(whole) != Ready(trimmed) || Ended(whole) != Ended(trimmed) ||
 			NeverRan(whole) != NeverRan(trimmed) || Condition(whole, corev1.ContainersReady) != Condition(trimmed, corev1.ContainersReady) {
 			t.Errorf("a pod of status %+v reads differently once trimmed", status)
+		}
+	}
+}
+
+// NotReadySince answers for a running pod that is not ready, with when its
+// Ready condition went False, and for no other pod.
+func TestNotReadySince(t *testing.T) {
+	at := metav1.NewTime(time.Date(2026, 11, 29, 9, 0, 0, 0, time.UTC))
+	pod := func(phase corev1.PodPhase, ready corev1.ConditionStatus) *corev1.Pod {
+		return &corev1.Pod{Status: corev1.PodStatus{Phase: phase,
+			Conditions: []corev1.PodCondition{{Type: corev1.PodReady, Status: ready, LastTransitionTime: at}}}}
+	}
+	for _, c := range []struct {
+		name string
+		pod  *corev1.Pod
+		want bool
+	}{
+		{"running, not ready", pod(corev1.PodRunning, corev1.ConditionFalse), true},
+		{"running, ready", pod(corev1.PodRunning, corev1.ConditionTrue), false},
+		{"pending", pod(corev1.PodPending, corev1.ConditionFalse), false},
+		{"no Ready condition", &corev1.Pod{Status: corev1.PodStatus{Phase: corev1.PodRunning}}, false},
+	} {
+		since, ok := NotReadySince(c.pod)
+		if ok != c.want || ok && !since.Equal(at.Time) {
+			t.Errorf("%s: NotReadySince = %v, %v; want %v since %v", c.name, since, ok, c.want, at)
 		}
 	}
 }

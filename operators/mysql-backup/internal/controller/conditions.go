@@ -37,6 +37,9 @@ const (
 	// volume's spec.
 	ReasonDataVolumeRefused   = "DataVolumeChangeRefused"
 	ReasonBackupVolumeDeleted = "BackupVolumeDeleted"
+	// ReasonServerNotReady: the server's pod runs and has not been ready
+	// for serverReadyLimit.
+	ReasonServerNotReady = "ServerNotReady"
 	// ReasonBackupVolumeLost: the backup volume a backup was written to
 	// was deleted or replaced, or lost its storage, before the backup
 	// counted.

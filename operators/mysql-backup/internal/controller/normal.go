@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
@@ -36,6 +37,9 @@ type observed struct {
 	// the rest goes on: Degraded says it (a data volume the API server
 	// refused to change, one being deleted under the server).
 	problem struct{ reason, message string }
+	// recheck, when set, is how soon to look again without an event: when
+	// a server pod not ready yet reaches serverReadyLimit.
+	recheck time.Duration
 	// reports are what the pass found of the MySQL's own condition types
 	// (Restored, BackupSpace, PasswordChanged; BackupSucceeded while it is
 	// deleted), in the order found.
@@ -104,16 +108,17 @@ func summarize(m *mysqlv1.MySQL, o observed, err error) {
 func (r *MySQLReconciler) reconcileChildren(ctx context.Context, m *mysqlv1.MySQL) (observed, ctrl.Result, error) {
 	var o observed
 	err := r.reconcileServer(ctx, m, &o)
+	res := ctrl.Result{RequeueAfter: o.recheck}
 	if err == nil && o.problem.reason == ReasonDataVolumeRefused {
 		// Everything else was carried out, but not the whole spec: its
 		// generation is not marked observed (reconciler.Run).
 		err = &conditions.Blocked{Reason: o.problem.reason, Message: o.problem.message, Unapplied: true}
 	}
-	return o, ctrl.Result{}, err
+	return o, res, err
 }
 
 // reconcileServer is reconcileChildren's work, noting in o what it sees.
-func (r *MySQLReconciler) reconcileServer(ctx context.Context, m *mysqlv1.MySQL, o *observed) error {
+func (r *MySQLReconciler) reconcileServer(ctx context.Context, m *mysqlv1.MySQL, o *observed) (err error) {
 	o.server = fmt.Sprintf("waiting for the server of %s to start", m.Name)
 	// A Secret named in the spec that is missing only matters before the
 	// server exists, or for a password change: the server runs on.
@@ -134,8 +139,16 @@ func (r *MySQLReconciler) reconcileServer(ctx context.Context, m *mysqlv1.MySQL,
 	if err := r.applyDataPVC(ctx, m, pvc, marksOf(pvc), o); err != nil {
 		return err
 	}
-	if _, err := r.ensureBackupPVC(ctx, m); err != nil {
-		return err
+	backup, backupErr := r.ensureBackupPVC(ctx, m)
+	if reason, _, _, _ := conditions.Reported(backupErr); backupErr != nil && reason != ReasonBackupVolumeDeleted {
+		return backupErr
+	}
+	var restoredFrom string
+	if backupErr != nil {
+		// A backup volume being deleted takes no backup, but a restore
+		// from it is followed to its end (its pod holds the volume), so
+		// that the rows it loads count and the volume can then go.
+		defer func() { err = errors.Join(err, unreadBackups(backupErr, m, backup, restoredFrom != "")) }()
 	}
 	svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: m.Name, Namespace: m.Namespace}}
 	if _, err := r.claim(ctx, m, svc); err != nil {
@@ -200,7 +213,7 @@ func (r *MySQLReconciler) reconcileServer(ctx context.Context, m *mysqlv1.MySQL,
 		if err := refusedServer(live); err != nil {
 			return err
 		}
-		if err := r.stuckServer(ctx, m); err != nil {
+		if err := r.stuckServer(ctx, m, pvc, restoredFrom != "", o); err != nil {
 			return err
 		}
 	}
@@ -478,6 +491,26 @@ func checkBackupPVC(live *corev1.PersistentVolumeClaim, m *mysqlv1.MySQL) error 
 	return nil
 }
 
+// unreadBackups returns err, the backup volume's, unless it says that
+// backup, bound, is being deleted and m's data volume is not restored:
+// then the backups on it, the latest one too, are on no server, and go
+// with the volume, and the error says how to keep them. Nothing the
+// operator does lets the volume go meanwhile (the restore Job's pod, which
+// cannot start, holds it).
+func unreadBackups(err error, m *mysqlv1.MySQL, backup *corev1.PersistentVolumeClaim, restored bool) error {
+	reason, _, _, _ := conditions.Reported(err)
+	if reason != ReasonBackupVolumeDeleted || backup == nil || backup.Spec.VolumeName == "" || restored {
+		return err
+	}
+	return conditions.Block(ReasonBackupVolumeDeleted,
+		"the backup volume %s is being deleted before %s's restore read it: the backups on it, the latest one too, are on no server, "+
+			"and they go with the volume. No pod can start with a volume being deleted, so the restore waits, and its pod keeps the "+
+			"volume from going. To keep the backups, keep its PersistentVolume first: "+
+			"`kubectl patch pv %s -p '{\"spec\":{\"persistentVolumeReclaimPolicy\":\"Retain\"}}'`. "+
+			"Once the volume is gone, the operator creates an empty one, and the server starts with no data",
+		backup.Name, m.Name, backup.Spec.VolumeName)
+}
+
 // serverPod returns m's server pod whose container answers (its readiness
 // probe, mysqladmin ping, passes), nil when there is none.
 func (r *MySQLReconciler) serverPod(ctx context.Context, m *mysqlv1.MySQL) (*corev1.Pod, error) {
@@ -508,17 +541,45 @@ func (r *MySQLReconciler) replacedServer(ctx context.Context, m *mysqlv1.MySQL, 
 	return pod, nil
 }
 
-// stuckServer returns a Blocked error with the kubelet's reason when a pod
-// of m's server cannot run (pods.Stuck), nil otherwise.
-func (r *MySQLReconciler) stuckServer(ctx context.Context, m *mysqlv1.MySQL) error {
+// serverReadyLimit is how long a server pod may run without being ready
+// before a person is told: MySQL's first start initialises its data
+// directory in seconds, a restart of a big one recovers in a minute or two.
+const serverReadyLimit = 3 * time.Minute
+
+// stuckServer returns a Blocked error when a pod of m's server cannot run
+// (pods.Stuck: the kubelet's reason) or has run without being ready for
+// serverReadyLimit, nil otherwise (and o.recheck for the limit). data is
+// m's data volume, restored whether a restore ever finished on it.
+func (r *MySQLReconciler) stuckServer(ctx context.Context, m *mysqlv1.MySQL, data *corev1.PersistentVolumeClaim, restored bool, o *observed) error {
 	server, err := r.serverPods(ctx, m)
 	if err != nil {
 		return err
 	}
+	// No restore finished on the volume, so the Service never sent a
+	// client to it (markServing): what it holds was written by kubectl
+	// exec, if anything.
+	advice := ""
+	if !restored {
+		advice = fmt.Sprintf(". No restore finished on its data volume %s, so no client reached this server through the Service. "+
+			"If the log says the data directory is broken (its first initialisation was killed), delete the volume, "+
+			"`kubectl delete pvc %s`: a new one is made and restored from the latest backup; only rows written with kubectl exec "+
+			"since the volume was made would go with it", data.Name, data.Name)
+	}
 	for _, p := range server {
 		if reason, message, stuck := pods.Stuck(p); stuck {
-			return conditions.Block(reason, "the server cannot run: %s", message)
+			return conditions.Block(reason, "the server cannot run: %s: `kubectl logs %s` says why%s", message, p.Name, advice)
 		}
+		since, notReady := pods.NotReadySince(p)
+		if !notReady {
+			continue
+		}
+		if left := serverReadyLimit - time.Since(since); left > 0 {
+			o.recheck = left + time.Second
+			continue
+		}
+		return &conditions.Blocked{Reason: ReasonServerNotReady, Recheck: 30 * time.Second, Message: fmt.Sprintf(
+			"the server's pod %s has run for %s without being ready (its readiness probe fails): `kubectl logs %s` says why%s",
+			p.Name, time.Since(since).Round(time.Second), p.Name, advice)}
 	}
 	return nil
 }

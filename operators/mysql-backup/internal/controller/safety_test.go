@@ -780,3 +780,48 @@ func TestBackupFollowsAReplacedServerPod(t *testing.T) {
 		})
 	}
 }
+
+// The backup volume deleted before the restore of a new data volume read
+// it: the backups on it are on no server, and the message says so and how
+// to keep them (the PersistentVolume kept), never to let it go. A restored
+// data volume, an unbound backup volume or another reason keep the error
+// as it was.
+func TestUnreadBackupsAreKept(t *testing.T) {
+	m := &mysqlv1.MySQL{ObjectMeta: metav1.ObjectMeta{Name: "db", Namespace: "ns"}}
+	deleting := conditions.Block(ReasonBackupVolumeDeleted, "the backup volume is being deleted")
+	bound := &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Name: backupPVCName("db")},
+		Spec: corev1.PersistentVolumeClaimSpec{VolumeName: "pv-42"}}
+	unbound := &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Name: backupPVCName("db")}}
+	other := conditions.Block(conditions.ReasonNameConflict, "not ours")
+	for _, c := range []struct {
+		name     string
+		err      error
+		backup   *corev1.PersistentVolumeClaim
+		restored bool
+		same     bool
+	}{
+		{"before the restore", deleting, bound, false, false},
+		{"after the restore", deleting, bound, true, true},
+		{"never bound", deleting, unbound, false, true},
+		{"another reason", other, bound, false, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			got := unreadBackups(c.err, m, c.backup, c.restored)
+			if c.same {
+				if !errors.Is(got, c.err) {
+					t.Errorf("got %v, want the error as it was", got)
+				}
+				return
+			}
+			reason, msg, blocked, _ := conditions.Reported(got)
+			for _, want := range []string{"before db's restore read it", "kubectl patch pv pv-42", "persistentVolumeReclaimPolicy", "Retain"} {
+				if !strings.Contains(msg, want) {
+					t.Errorf("the message does not say %q: %s", want, msg)
+				}
+			}
+			if reason != ReasonBackupVolumeDeleted || !blocked || strings.Contains(strings.ToLower(msg), "delete the") {
+				t.Errorf("%s (blocked %v): %s", reason, blocked, msg)
+			}
+		})
+	}
+}
