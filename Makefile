@@ -174,6 +174,8 @@ test-clusters: ## make test-e2e and make test-kind-part, in two lanes side by si
 	rc=0; cd tests; \
 	$(GOTEST) -count=1 -p 1 -timeout 50m ./deploy/ ./olm/ ./realnode/ ./internal/... || rc=1; \
 	$(call lap,test-clusters,tests/deploy tests/olm tests/realnode); \
+	FAULTS_SEEDS=$(FAULTS_SEEDS) $(GOTEST) -count=1 -timeout 30m ./faults/ || rc=1; \
+	$(call lap,test-clusters,tests/faults seeds $(FAULTS_SEEDS)); \
 	$(GOTEST) -count=1 -timeout 60m -run 'TestLabs/($(LABS_REAL_NODE))' ./labs/ || rc=1; \
 	$(call lap,test-clusters,the labs on the real node); \
 	$(GOTEST) -count=1 -timeout 20m ./readme/ || rc=1; \
@@ -276,6 +278,21 @@ test-kind-part: ## make test's part of make test-kind: the deploy suite, labs 4,
 ##@ Benchmarks
 
 BENCH_ARGS ?=
+
+# The seeds of tests/faults that make test runs: the schedule of each is the
+# same every run (FAULTS_SEED=N go test ./faults/ reruns one).
+FAULTS_SEEDS ?= 1,2
+# How long make soak injects faults, seed after seed, and the bound of the
+# whole run (a seed begun before SOAK ends runs to its end).
+SOAK ?= 1h
+SOAK_TIMEOUT ?= 2h
+
+.PHONY: soak
+soak: ## Inject faults on the real node, seed after seed, for SOAK (1h), every invariant checked after each; the seeds and faults also go to bin/logs/soak.log.
+	scripts/build-tools.sh kubernetes etcd kwok
+	@mkdir -p $(BIN)/logs
+	cd tests && E2E_REAL_NODE=required FAULTS_FOR=$(SOAK) FAULTS_SEEDS=$(FAULTS_SEEDS) \
+		go test -count=1 -v -timeout $(SOAK_TIMEOUT) -run TestFaults ./faults/ 2>&1 | tee $(BIN)/logs/soak.log
 
 .PHONY: bench
 bench: ## Measure each operator on many CRs against the floor and the seed (about 36 min): bench/results and README.md's table (BENCH_ARGS=-help lists the sizes).

@@ -152,7 +152,7 @@ func lostEvents(ctx context.Context, t *testing.T, ns string) int {
 func catchScript(self string, done func() bool) int {
 	end, ask := time.Now().Add(3*time.Minute), time.Now()
 	for ; time.Now().Before(end); time.Sleep(20 * time.Millisecond) {
-		if pid := scriptPID(context.Background(), self); pid != 0 {
+		if pid := cluster.ScriptPID(context.Background(), self); pid != 0 {
 			return pid
 		}
 		if time.Now().After(ask) {

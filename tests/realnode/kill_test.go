@@ -96,7 +96,7 @@ func waitScript(t *testing.T, self string, busy func() bool) int {
 	t.Helper()
 	var pid int
 	testenv.EventuallyWithin(t, 3*time.Minute, self+" at work", func(ctx context.Context) error {
-		if pid = scriptPID(ctx, self); pid == 0 {
+		if pid = cluster.ScriptPID(ctx, self); pid == 0 {
 			return fmt.Errorf("no %s process", self)
 		}
 		if !busy() {
@@ -104,20 +104,6 @@ func waitScript(t *testing.T, self string, busy func() bool) int {
 		}
 		return nil
 	})
-	return pid
-}
-
-// scriptPID is the process ID on this machine of a Job's script named self
-// (the scripts set readonly self=NAME), 0 when none runs.
-func scriptPID(ctx context.Context, self string) int {
-	out, err := exec.CommandContext(ctx, "pgrep", "-f", "readonly self="+self).Output()
-	if err != nil {
-		return 0
-	}
-	pid, err := strconv.Atoi(strings.Fields(string(out))[0])
-	if err != nil {
-		return 0
-	}
 	return pid
 }
 

@@ -65,6 +65,9 @@ type Suite struct {
 	name     string
 	realNode string // CLUSTER_REAL_NODE for scripts/cluster.sh; off when empty
 	procs    map[string]*exec.Cmd
+	// operatorKubeconfig, when set, is the kubeconfig the operators started
+	// as local processes reach the API server with (OperatorsReach).
+	operatorKubeconfig string
 }
 
 // New returns the suite for the provider E2E_PROVIDER names.
@@ -98,6 +101,15 @@ func NewOLM() (*Suite, error) { return newWithRealNode("olm") }
 // node, where the operators' pods run, and the CRDs (Setup with no
 // operator: none runs as a process).
 func NewDeploy() (*Suite, error) { return newWithRealNode("deploy") }
+
+// NewFaults returns the fault-injection suite: its local cluster ("faults")
+// gets the real node as NewRealNode's does.
+func NewFaults() (*Suite, error) { return newWithRealNode("faults") }
+
+// OperatorsReach makes the operators started as local processes from now on
+// reach the API server with kubeconfig instead of the suite's own (a proxy's
+// address, for the faults suite to cut their connections).
+func (s *Suite) OperatorsReach(kubeconfig string) { s.operatorKubeconfig = kubeconfig }
 
 func newWithRealNode(cluster string) (*Suite, error) {
 	s, err := New()
@@ -276,9 +288,13 @@ func (s *Suite) startInstance(ctx context.Context, name, op string, args ...stri
 	if err != nil {
 		return err
 	}
+	kubeconfig := s.Kubeconfig()
+	if s.operatorKubeconfig != "" {
+		kubeconfig = s.operatorKubeconfig
+	}
 	// The tests' context ends with Setup; the operator lives until Finish.
 	cmd := s.Command(context.Background(), "go", append([]string{"run", "./operators/" + op + "/cmd",
-		"--kubeconfig=" + s.Kubeconfig(), "--health-probe-bind-address=0"}, args...)...)
+		"--kubeconfig=" + kubeconfig, "--health-probe-bind-address=0"}, args...)...)
 	cmd.Stdout, cmd.Stderr = log, log
 	if err := StartGroup(cmd); err != nil {
 		return fmt.Errorf("starting the %s operator: %w", op, err)

@@ -1,9 +1,12 @@
 package cluster
 
 import (
+	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"syscall"
 	"time"
 )
@@ -48,4 +51,19 @@ func StopGroup(cmd *exec.Cmd) {
 		_ = syscall.Kill(-pgid, syscall.SIGKILL)
 		<-done
 	}
+}
+
+// ScriptPID is the process ID on this machine of a Job's script named self
+// (the operators' scripts set readonly self=NAME), 0 when none runs. Local
+// clusters' real node only: its containers are processes of this machine.
+func ScriptPID(ctx context.Context, self string) int {
+	out, err := exec.CommandContext(ctx, "pgrep", "-f", "readonly self="+self).Output()
+	if err != nil {
+		return 0
+	}
+	pid, err := strconv.Atoi(strings.Fields(string(out))[0])
+	if err != nil {
+		return 0
+	}
+	return pid
 }
