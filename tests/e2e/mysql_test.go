@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"slices"
 	"os"
 	"path/filepath"
 	"strings"
@@ -307,6 +308,16 @@ func TestDeletionNeverOutrunsTheBackup(t *testing.T) {
 						return len(o.GetOwnerReferences()) == 0
 					}))
 				}
+				// What holds the MySQL, and so the objects the collector would
+				// take with it (background) or from it, is its finalizer, while
+				// the operator is away: the check that can fail whatever the
+				// policy (without the finalizer the MySQL is gone at once).
+				held := &mysqlv1.MySQL{}
+				if err := r.Get(ctx, m.Name, m.Namespace, held); err != nil || !slices.Contains(held.Finalizers, "otus.homework/backup") {
+					t.Fatalf("the MySQL is not held for its backup while the operator is away: %v, finalizers %v", err, held.Finalizers)
+				}
+				// In the foreground the collector has deleted what it would
+				// (the restore Job): what it must not take is still there.
 				for _, obj := range kept {
 					if err := r.Get(ctx, obj.GetName(), obj.GetNamespace(), obj); err != nil || obj.GetDeletionTimestamp() != nil {
 						t.Errorf("%T %s is deleted before the backup: %v, deletion %v", obj, obj.GetName(), err, obj.GetDeletionTimestamp())
