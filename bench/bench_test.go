@@ -311,3 +311,29 @@ func TestTableSplitsMemoryAndTellsTheMachinesLoad(t *testing.T) {
 		t.Errorf("the summary does not split the memory or tell the machine's load: %s", s)
 	}
 }
+
+// A result with every figure a run produces passes; each figure missing or
+// zero where work costs something is named.
+func TestAbsurd(t *testing.T) {
+	real := func() *result {
+		return &result{CRs: 4, Seconds: 3.2, Writes: 20, Reads: 9, WritesPerCR: 5, P50Ms: 40, P99Ms: 300, PeakRSSMiB: 41,
+			CPUSeconds: 1.5, FloorSeconds: 2.1, FloorWritesPerCR: 3, RatioToFloor: 1.5, Seed: &seedResult{Seconds: 9, Pods: 12}}
+	}
+	if bad := real().absurd(); bad != "" {
+		t.Errorf("a real result is called absurd: %s", bad)
+	}
+	for name, spoil := range map[string]func(*result){
+		"writes per CR at least 1":       func(r *result) { r.Writes, r.WritesPerCR = 0, 0 },
+		"p50 <= p99, both above 0":       func(r *result) { r.P50Ms = 400 },
+		"floor writes per CR at least 1": func(r *result) { r.FloorWritesPerCR = 0 },
+		"peak RSS":                       func(r *result) { r.PeakRSSMiB = 0 },
+		"seed seconds":                   func(r *result) { r.Seed.Seconds = 0 },
+		"ratio to the floor":             func(r *result) { r.RatioToFloor = 0 },
+	} {
+		r := real()
+		spoil(r)
+		if bad := r.absurd(); !strings.Contains(bad, name) {
+			t.Errorf("spoiled %q: absurd says %q", name, bad)
+		}
+	}
+}

@@ -100,6 +100,7 @@ func run() error {
 	}
 
 	rep := report{Operators: map[string]*result{}, Machine: describeMachine(root, s)}
+	var absurd []string
 	for _, w := range chosen {
 		r, err := measure(ctx, s, w)
 		if err != nil {
@@ -115,6 +116,9 @@ func run() error {
 		}
 		rep.Operators[w.operator] = r
 		say("%s: %s", w.operator, r.summary())
+		if bad := r.absurd(); bad != "" {
+			absurd = append(absurd, fmt.Sprintf("%s measured no real %s", w.operator, bad))
+		}
 	}
 	if err := rep.write(out); err != nil {
 		return err
@@ -125,6 +129,9 @@ func run() error {
 		}
 	}
 	say("results in %s", out)
+	if len(absurd) > 0 {
+		return fmt.Errorf("the harness measured what no run can: %s", strings.Join(absurd, "; "))
+	}
 	return nil
 }
 

@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -83,6 +84,36 @@ type result struct {
 	HeapProfile string `json:"heap_profile,omitempty"`
 	latencies   []time.Duration
 	heap        []byte // go tool pprof -top of that heap
+}
+
+// absurd returns what in r no real run can measure, "" when nothing: a
+// figure missing or zero where the work cannot cost nothing (every CR
+// needs a write, the floor writes, the operator runs and holds memory),
+// or out of order. A harness that stopped measuring something fails here,
+// in bench-smoke, instead of printing a zero.
+func (r *result) absurd() string {
+	var bad []string
+	for _, f := range []struct {
+		name string
+		ok   bool
+	}{
+		{"crs", r.CRs > 0},
+		{"seconds", r.Seconds > 0},
+		{"writes per CR at least 1", r.WritesPerCR >= 1 && r.Writes >= r.CRs},
+		{"reads", r.Reads > 0},
+		{"p50 <= p99, both above 0", r.P50Ms > 0 && r.P50Ms <= r.P99Ms},
+		{"peak RSS", r.PeakRSSMiB > 0},
+		{"CPU seconds", r.CPUSeconds > 0},
+		{"floor seconds", r.FloorSeconds > 0},
+		{"floor writes per CR at least 1", r.FloorWritesPerCR >= 1},
+		{"ratio to the floor", r.RatioToFloor > 0},
+		{"seed seconds", r.Seed == nil || r.Seed.Seconds > 0 && r.Seed.Pods > 0},
+	} {
+		if !f.ok {
+			bad = append(bad, f.name)
+		}
+	}
+	return strings.Join(bad, ", ")
 }
 
 // nodes is how many fake nodes pods pods need: kwok's nodes take 110 pods
