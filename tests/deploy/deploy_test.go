@@ -329,16 +329,12 @@ func TestCustomResourcesBecomeReady(t *testing.T) {
 			})
 		}
 	})
-}
-
-// Every request of the deployed operators was allowed, over the CRs' whole
-// lives above: their logs hold no RBAC refusal, leader election's included.
-// The envtest suites compare the generated RBAC with the requests they
-// record (operators/common/testenv/rights.go); here it is granted by the
-// shipped bindings on a real API server.
-func TestNoRequestWasForbidden(t *testing.T) {
-	needDeployed(t)
-	checkLogs(t, namespaced)
+	// Every request of the deployed operators was allowed, over the CRs' whole
+	// lives: their logs hold no RBAC refusal, leader election's included.
+	// The envtest suites compare the generated RBAC with the requests they
+	// record (operators/common/testenv/rights.go); here it is granted by the
+	// shipped bindings on a real API server.
+	t.Run("no request of the operators was forbidden", func(t *testing.T) { checkLogs(t, namespaced) })
 }
 
 // make deploy, as README.md shows it, over the release TestMain installed:
