@@ -53,15 +53,25 @@ data:
 	memberPod := deletePods("an etcd member's pod", members)
 	faults := append(r.common(), memberPod, memberVolume)
 
+	// member names a running member's pod that is not being deleted (a
+	// removed member's pod may take its grace period to go).
+	member := func() string {
+		out, err := r.try(time.Minute, "get", "pods", "-n", r.ns, "-l", members, "--field-selector=status.phase=Running",
+			"-o", `jsonpath={range .items[*]}{.metadata.name} {.metadata.deletionTimestamp}{"\n"}{end}`)
+		var pods []string
+		for _, line := range strings.Split(out, "\n") {
+			if f := strings.Fields(line); len(f) == 1 {
+				pods = append(pods, f[0])
+			}
+		}
+		if err != nil || len(pods) == 0 {
+			return "no-running-member"
+		}
+		return pods[r.pick.IntN(len(pods))]
+	}
 	etcdctl := func(args ...string) string {
 		r.t.Helper()
-		out, err := r.try(time.Minute, "get", "pods", "-n", r.ns, "-l", members, "--field-selector=status.phase=Running",
-			"-o", "jsonpath={.items[*].metadata.name}")
-		pods := strings.Fields(out)
-		if err != nil || len(pods) == 0 {
-			r.t.Fatalf("no running member: %v %s", err, out)
-		}
-		out, err = r.exec(pods[r.pick.IntN(len(pods))], nil, append([]string{"etcdctl"}, args...)...)
+		out, err := r.execIn(member, nil, append([]string{"etcdctl"}, args...)...)
 		if err != nil {
 			r.t.Fatal(err)
 		}
@@ -99,11 +109,7 @@ data:
 		fmt.Fprintf(&put, "etcdctl put /f/k%03d %s >/dev/null || exit 1\n", i, value(i))
 	}
 	// The keys go in with one exec.
-	out, err := r.try(time.Minute, "get", "pods", "-n", r.ns, "-l", members, "-o", "jsonpath={.items[0].metadata.name}")
-	if err != nil {
-		r.t.Fatal(err)
-	}
-	if _, err := r.exec(strings.TrimSpace(out), nil, "sh", "-c", put.String()); err != nil {
+	if _, err := r.execIn(member, nil, "sh", "-c", put.String()); err != nil {
 		r.t.Fatal(err)
 	}
 	r.logf("put %d keys", keys)

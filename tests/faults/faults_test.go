@@ -598,9 +598,16 @@ func (r *run) waitGone(what string, within time.Duration) {
 // the command itself (an SQL error, a key missing) is returned.
 func (r *run) exec(target string, away []string, command ...string) (string, error) {
 	r.t.Helper()
+	return r.execIn(func() string { return target }, away, command...)
+}
+
+// execIn is exec in the pod target names at each try: a pod that went
+// (a member removed) is not tried again.
+func (r *run) execIn(target func() string, away []string, command ...string) (string, error) {
+	r.t.Helper()
 	end := time.Now().Add(3 * time.Minute)
 	for {
-		cmd := suite.Command(r.ctx, "kubectl", append([]string{"exec", "-n", r.ns, target, "--"}, command...)...)
+		cmd := suite.Command(r.ctx, "kubectl", append([]string{"exec", "-n", r.ns, target(), "--"}, command...)...)
 		var stderr strings.Builder
 		cmd.Stderr = &stderr
 		out, err := cmd.Output()
@@ -614,7 +621,7 @@ func (r *run) exec(target string, away []string, command ...string) (string, err
 			retry = retry || strings.Contains(all, s)
 		}
 		if !retry || time.Now().After(end) {
-			return all, fmt.Errorf("kubectl exec %s -- %s: %w\n%s", target, strings.Join(command, " "), err, all)
+			return all, fmt.Errorf("kubectl exec -- %s: %w\n%s", strings.Join(command, " "), err, all)
 		}
 		time.Sleep(time.Second)
 	}
