@@ -2,6 +2,7 @@ package faults
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os/exec"
 	"strconv"
@@ -79,28 +80,31 @@ data:
 	}
 	keys := 20 + r.rng.IntN(80)
 	value := func(i int) string { return fmt.Sprintf("v%d-%s", i, r.ns) }
-	// check reads what Ready promises, at once: size members, every key.
-	check := func(size int) {
-		r.t.Helper()
-		if list := strings.Split(strings.TrimSpace(etcdctl("member", "list")), "\n"); len(list) != size {
-			r.t.Errorf("Ready with %d members, want %d:\n%s", len(list), size, strings.Join(list, "\n"))
-		}
-		got := strings.Split(strings.TrimSpace(etcdctl("get", "/f/", "--prefix")), "\n")
-		want := map[string]string{}
-		for i := range keys {
-			want[fmt.Sprintf("/f/k%03d", i)] = value(i)
-		}
-		for i := 0; i+1 < len(got); i += 2 {
-			if want[got[i]] == got[i+1] {
-				delete(want, got[i])
+	// check reads what Ready promises: size members, every key.
+	check := func(size int) func() error {
+		return func() error {
+			var errs []error
+			if list := strings.Split(strings.TrimSpace(etcdctl("member", "list")), "\n"); len(list) != size {
+				errs = append(errs, fmt.Errorf("ready with %d members, want %d:\n%s", len(list), size, strings.Join(list, "\n")))
 			}
-		}
-		if len(want) > 0 {
-			r.t.Errorf("%d of %d keys lost or changed at size %d", len(want), keys, size)
+			got := strings.Split(strings.TrimSpace(etcdctl("get", "/f/", "--prefix")), "\n")
+			want := map[string]string{}
+			for i := range keys {
+				want[fmt.Sprintf("/f/k%03d", i)] = value(i)
+			}
+			for i := 0; i+1 < len(got); i += 2 {
+				if want[got[i]] == got[i+1] {
+					delete(want, got[i])
+				}
+			}
+			if len(want) > 0 {
+				errs = append(errs, fmt.Errorf("%d of %d keys lost or changed at size %d", len(want), keys, size))
+			}
+			return errors.Join(errs...)
 		}
 	}
 
-	r.step("create", 15*time.Second, faults, func() {
+	struck := r.step("create", 15*time.Second, faults, func() {
 		r.must("apply", "-n", r.ns, "-f", "operators/etcd-cluster/config/samples/example-etcd-cluster.yaml")
 	})
 	r.wait(cluster, 6*time.Minute)
@@ -113,13 +117,13 @@ data:
 		r.t.Fatal(err)
 	}
 	r.logf("put %d keys", keys)
-	check(3)
+	r.holds(struck, cluster, check(3))
 
-	r.step("scale to 5", 20*time.Second, faults, func() {
+	struck = r.step("scale to 5", 20*time.Second, faults, func() {
 		r.must("patch", "-n", r.ns, cluster, "--type=merge", "-p", `{"spec":{"size":5}}`)
 	})
 	r.wait(cluster, 8*time.Minute)
-	check(5)
+	r.holds(struck, cluster, check(5))
 
 	stopped := fault{"an etcd member stopped (SIGSTOP) for 20s", func(r *run) string {
 		out, err := r.try(time.Minute, "get", "pods", "-n", r.ns, "-l", members, "-o", "jsonpath={.items[*].metadata.name}")
@@ -140,11 +144,11 @@ data:
 		_ = syscall.Kill(pid, syscall.SIGCONT)
 		return fmt.Sprintf("etcd of %s (pid %d) stopped for 20s, then let go on", pod, pid)
 	}}
-	r.step("scale to 3", 20*time.Second, append(faults, stopped), func() {
+	struck = r.step("scale to 3", 20*time.Second, append(faults, stopped), func() {
 		r.must("patch", "-n", r.ns, cluster, "--type=merge", "-p", `{"spec":{"size":3}}`)
 	})
 	r.wait(cluster, 8*time.Minute)
-	check(3)
+	r.holds(struck, cluster, check(3))
 
 	r.must("delete", "-n", r.ns, cluster, "--wait=false")
 	r.waitGone(cluster, 3*time.Minute)

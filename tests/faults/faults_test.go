@@ -18,7 +18,9 @@
 // scenario waits for Ready with kubectl wait, bounded, and checks at once
 // what Ready promises: the rows and keys written before are all there, the
 // generated password has not changed, exactly N pods run, the objects
-// that are not the operator's are untouched.
+// that are not the operator's are untouched. A fault that struck once the
+// step was carried out may not be seen yet when kubectl wait passes: the
+// check then has a minute (holds); after a step with no fault, none.
 //
 // FAULTS_SEED=N runs seed N alone (a failing seed's schedule again: the
 // same faults at the same moments of the same steps; the cluster's own
@@ -402,6 +404,26 @@ func (r *run) startOperator() error {
 		}
 		r.logf("the %s operator stopped as it started (try %d); starting it again", r.op, try)
 		time.Sleep(time.Duration(try) * time.Second)
+	}
+}
+
+// holds checks what Ready promises, at once, after a step whose fault did
+// what ("" for none). A fault that struck after the operator had carried
+// out the step (a pod or volume deleted once Ready) may not be seen yet:
+// Ready still describes the world before it. Then check is tried again for
+// a minute, Ready awaited before each try, and fails only if it never
+// holds: the status tells the truth within that bound. After a step with no
+// fault, Ready must be true at once.
+func (r *run) holds(what, object string, check func() error) {
+	r.t.Helper()
+	err := check()
+	for end := time.Now().Add(time.Minute); err != nil && what != "" && time.Now().Before(end); err = check() {
+		r.logf("not yet, the fault being recent: %v", err)
+		time.Sleep(2 * time.Second)
+		r.wait(object, 5*time.Minute)
+	}
+	if err != nil {
+		r.t.Error(err)
 	}
 }
 

@@ -1,6 +1,7 @@
 package faults
 
 import (
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -48,39 +49,42 @@ spec:
 		}
 		return fmt.Sprintf("deleted %d of its pods: %s", len(pods), strings.Join(pods, " "))
 	}})
-	// check reads what Ready promises, at once: exactly n pods of its own,
-	// none being deleted, and the status says n.
-	check := func(n int) {
-		r.t.Helper()
-		uid := r.must("get", "-n", r.ns, gordon, "-o", "jsonpath={.metadata.uid}")
-		out := r.must("get", "pods", "-n", r.ns, "-o",
-			`jsonpath={range .items[*]}{.metadata.name} {.metadata.ownerReferences[?(@.controller==true)].uid} {.metadata.deletionTimestamp}{"\n"}{end}`)
-		var own []string
-		for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
-			if f := strings.Fields(line); len(f) == 2 && f[1] == uid {
-				own = append(own, f[0])
+	// check reads what Ready promises: exactly n pods of its own, none
+	// being deleted, and the status says n.
+	check := func(n int) func() error {
+		return func() error {
+			uid := r.must("get", "-n", r.ns, gordon, "-o", "jsonpath={.metadata.uid}")
+			out := r.must("get", "pods", "-n", r.ns, "-o",
+				`jsonpath={range .items[*]}{.metadata.name} {.metadata.ownerReferences[?(@.controller==true)].uid} {.metadata.deletionTimestamp}{"\n"}{end}`)
+			var own []string
+			for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+				if f := strings.Fields(line); len(f) == 2 && f[1] == uid {
+					own = append(own, f[0])
+				}
 			}
-		}
-		if len(own) != n {
-			r.t.Errorf("Ready with %d pods of its own that are not being deleted, want exactly %d: %v", len(own), n, own)
-		}
-		if got := r.must("get", "-n", r.ns, gordon, "-o", "jsonpath={.status.replicas}"); got != strconv.Itoa(n) {
-			r.t.Errorf("status.replicas says %s, want %d", got, n)
+			var errs []error
+			if len(own) != n {
+				errs = append(errs, fmt.Errorf("ready with %d pods of its own that are not being deleted, want exactly %d: %v", len(own), n, own))
+			}
+			if got := r.must("get", "-n", r.ns, gordon, "-o", "jsonpath={.status.replicas}"); got != strconv.Itoa(n) {
+				errs = append(errs, fmt.Errorf("status.replicas says %s, want %d", got, n))
+			}
+			return errors.Join(errs...)
 		}
 	}
 
-	r.step("create", 10*time.Second, faults, func() {
+	struck := r.step("create", 10*time.Second, faults, func() {
 		r.must("apply", "-n", r.ns, "-f", "operators/gordon/config/samples/gordoncluster.yaml")
 	})
 	r.wait(gordon, 4*time.Minute)
-	check(3)
+	r.holds(struck, gordon, check(3))
 	for range 3 {
 		n := 1 + r.rng.IntN(5)
-		r.step(fmt.Sprintf("scale to %d", n), 10*time.Second, faults, func() {
+		struck := r.step(fmt.Sprintf("scale to %d", n), 10*time.Second, faults, func() {
 			r.must("patch", "-n", r.ns, gordon, "--type=merge", "-p", fmt.Sprintf(`{"spec":{"gordon":{"replicas":%d}}}`, n))
 		})
 		r.wait(gordon, 4*time.Minute)
-		check(n)
+		r.holds(struck, gordon, check(n))
 	}
 	r.must("delete", "-n", r.ns, gordon, "--wait=false")
 	r.waitGone(gordon, 3*time.Minute)
