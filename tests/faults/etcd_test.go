@@ -51,7 +51,23 @@ data:
 		}
 		return ""
 	})
-	memberPod := deletePods("an etcd member's pod", members)
+	memberPod := fault{"delete an etcd member's pod", func(r *run) string {
+		forced := r.rng.IntN(2) == 0
+		out, err := r.try(time.Minute, "get", "pods", "-n", r.ns, "-l", members, "-o", "jsonpath={.items[*].metadata.name}")
+		pods := strings.Fields(out)
+		if err != nil || len(pods) == 0 {
+			return ""
+		}
+		pod := pods[r.pick.IntN(len(pods))]
+		args, how := []string{"delete", "pod", "-n", r.ns, pod, "--wait=false"}, "gracefully"
+		if forced {
+			args, how = append(args, "--grace-period=0", "--force"), "forced"
+		}
+		if _, err := r.try(time.Minute, args...); err != nil {
+			return ""
+		}
+		return fmt.Sprintf("pod %s deleted (%s)", pod, how)
+	}}
 	faults := append(r.common(), memberPod, memberVolume)
 
 	// member names a running member's pod that is not being deleted (a
