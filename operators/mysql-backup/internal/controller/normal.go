@@ -10,6 +10,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -188,7 +189,16 @@ func (r *MySQLReconciler) reconcileServer(ctx context.Context, m *mysqlv1.MySQL,
 	if err := r.admitted(ctx, m, dep, live); err != nil {
 		return err
 	}
-	sent, err := owner.ApplyChanged(ctx, r.Client, dep, live)
+	// A data volume being deleted goes, and its data with it, when the
+	// server's pod stops: no change of the server's template (a password
+	// change's roll, a new image) replaces that pod meanwhile. Degraded
+	// says how to keep the data (applyDataPVC).
+	var sent bool
+	if pvc.DeletionTimestamp.IsZero() || live.UID == "" {
+		sent, err = owner.ApplyChanged(ctx, r.Client, dep, live)
+	} else {
+		err = heldServer(dep, live, o)
+	}
 	if err != nil {
 		return err
 	}
@@ -226,6 +236,25 @@ func (r *MySQLReconciler) reconcileServer(ctx context.Context, m *mysqlv1.MySQL,
 	return r.reconcilePassword(ctx, m, creds, desired, o)
 }
 
+// heldServer is the Deployment's step while the data volume is being
+// deleted: nothing is applied. A password change's roll waits (the server
+// has the new password from the Job; the roll only brings the pod's
+// environment along); any other change of the template is a spec not
+// carried out, until the volume is replaced.
+func heldServer(dep *appsv1ac.DeploymentApplyConfiguration, live *appsv1.Deployment, o *observed) error {
+	want := &appsv1.Deployment{}
+	if err := apply.Decode(dep, want); err != nil {
+		return err
+	}
+	if v, ok := live.Spec.Template.Annotations[passwordVersionAnnotation]; ok && want.Spec.Template.Annotations != nil {
+		want.Spec.Template.Annotations[passwordVersionAnnotation] = v
+	}
+	if equality.Semantic.DeepDerivative(want.Spec.Template, live.Spec.Template) {
+		return nil
+	}
+	return &conditions.Blocked{Reason: o.problem.reason, Message: o.problem.message, Unapplied: true}
+}
+
 // applyDataPVC applies the data volume with its marks, and notes in o what a person
 // should know of it: a volume being deleted under the server, or a change
 // the API server refused (a claim's class cannot change, nor its size go
@@ -235,7 +264,8 @@ func (r *MySQLReconciler) applyDataPVC(ctx context.Context, m *mysqlv1.MySQL, li
 	mk marks, o *observed) error {
 	if !live.DeletionTimestamp.IsZero() {
 		o.problem.reason = ReasonDataVolumeDeleted
-		o.problem.message = fmt.Sprintf("the data volume %s is being deleted: its data goes when the server's pod stops. "+
+		o.problem.message = fmt.Sprintf("the data volume %s is being deleted: its data goes when the server's pod stops, "+
+			"so no change to the server is applied meanwhile. "+
 			"Delete the MySQL to back it up first; a new volume is restored from the latest backup", live.Name)
 		return nil
 	}

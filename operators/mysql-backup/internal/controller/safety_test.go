@@ -237,6 +237,33 @@ func TestReplacedDataVolumeIsRestoredAgain(t *testing.T) {
 
 	deleteInUse(t, old)
 	waitCondition(t, m, conditions.Degraded, metav1.ConditionTrue, ReasonDataVolumeDeleted)
+	// Nothing replaces the server's pod meanwhile, which would take the
+	// data with it: a new image is a spec not carried out.
+	d := &appsv1.Deployment{}
+	get(t, key(m, m.Name), d)
+	image := d.Spec.Template.Spec.Containers[0].Image
+	patch := client.RawPatch(types.MergePatchType, []byte(`{"spec":{"image":"mysql:8.0"}}`))
+	if err := suite.Client.Patch(ctx, &mysqlv1.MySQL{ObjectMeta: m.ObjectMeta}, patch); err != nil {
+		t.Fatal(err)
+	}
+	testenv.Eventually(t, "Degraded about the new spec", func(ctx context.Context) error {
+		got := &mysqlv1.MySQL{}
+		if err := suite.Client.Get(ctx, client.ObjectKeyFromObject(m), got); err != nil {
+			return err
+		}
+		c := meta.FindStatusCondition(got.Status.Conditions, conditions.Degraded)
+		if c == nil || c.Reason != ReasonDataVolumeDeleted || c.ObservedGeneration != got.Generation {
+			return fmt.Errorf("Degraded %+v, generation %d", c, got.Generation)
+		}
+		if got.Status.ObservedGeneration >= got.Generation {
+			t.Errorf("observedGeneration %d: the new image was not applied", got.Status.ObservedGeneration)
+		}
+		return nil
+	})
+	get(t, key(m, m.Name), d)
+	if now := d.Spec.Template.Spec.Containers[0].Image; now != image {
+		t.Errorf("the server's template went to %s while its data volume was being deleted", now)
+	}
 	// The pod stopped: the volume goes.
 	release(t, old)
 	testenv.Eventually(t, "a new data volume", func(ctx context.Context) error {
