@@ -10,7 +10,6 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -197,7 +196,7 @@ func (r *MySQLReconciler) reconcileServer(ctx context.Context, m *mysqlv1.MySQL,
 	if pvc.DeletionTimestamp.IsZero() || live.UID == "" {
 		sent, err = owner.ApplyChanged(ctx, r.Client, dep, live)
 	} else {
-		err = heldServer(dep, live, o)
+		err = r.heldServer(ctx, dep, live, o)
 	}
 	if err != nil {
 		return err
@@ -239,18 +238,19 @@ func (r *MySQLReconciler) reconcileServer(ctx context.Context, m *mysqlv1.MySQL,
 // heldServer is the Deployment's step while the data volume is being
 // deleted: nothing is applied. A password change's roll waits (the server
 // has the new password from the Job; the roll only brings the pod's
-// environment along); any other change of the template is a spec not
-// carried out, until the volume is replaced.
-func heldServer(dep *appsv1ac.DeploymentApplyConfiguration, live *appsv1.Deployment, o *observed) error {
-	want := &appsv1.Deployment{}
-	if err := apply.Decode(dep, want); err != nil {
+// environment along); any other change of the server's spec is a spec not
+// carried out, until the volume is replaced. Whether the apply would change
+// the spec, the API server says, by a dry run (its defaults filled in).
+func (r *MySQLReconciler) heldServer(ctx context.Context, dep *appsv1ac.DeploymentApplyConfiguration, live *appsv1.Deployment, o *observed) error {
+	if v, ok := live.Spec.Template.Annotations[passwordVersionAnnotation]; ok && dep.Spec != nil && dep.Spec.Template != nil {
+		dep.Spec.Template.WithAnnotations(map[string]string{passwordVersionAnnotation: v})
+	}
+	if err := r.Apply(ctx, dep, client.FieldOwner(FieldOwner), client.ForceOwnership, client.DryRunAll); err != nil {
 		return err
 	}
-	if v, ok := live.Spec.Template.Annotations[passwordVersionAnnotation]; ok && want.Spec.Template.Annotations != nil {
-		want.Spec.Template.Annotations[passwordVersionAnnotation] = v
-	}
-	if equality.Semantic.DeepDerivative(want.Spec.Template, live.Spec.Template) {
-		return nil
+	would, err := answered(dep)
+	if err != nil || would.Generation == live.Generation {
+		return err
 	}
 	return &conditions.Blocked{Reason: o.problem.reason, Message: o.problem.message, Unapplied: true}
 }

@@ -237,6 +237,8 @@ func TestReplacedDataVolumeIsRestoredAgain(t *testing.T) {
 
 	deleteInUse(t, old)
 	waitCondition(t, m, conditions.Degraded, metav1.ConditionTrue, ReasonDataVolumeDeleted)
+	// The spec as it is stays carried out: the server serves on.
+	waitSummary(t, m, serves, upToDate, is{metav1.ConditionTrue, ReasonDataVolumeDeleted})
 	// Nothing replaces the server's pod meanwhile, which would take the
 	// data with it: a new image is a spec not carried out.
 	d := &appsv1.Deployment{}
