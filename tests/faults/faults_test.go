@@ -491,7 +491,7 @@ func transient(out string) bool {
 		"connection refused", "was refused", "connection reset", "EOF", "i/o timeout", "TLS handshake timeout",
 		"the server is currently unable", "Unable to connect to the server", "http2: client connection lost",
 		"the server was unable to return a response", "etcdserver: request timed out", "etcdserver: leader changed",
-		"the object has been modified", "Internal error occurred",
+		"the object has been modified", "Internal error occurred", "apiserver is shutting down", "ServiceUnavailable",
 	} {
 		if strings.Contains(out, s) {
 			return true
