@@ -190,16 +190,14 @@ func (r *MySQLReconciler) reconcileServer(ctx context.Context, m *mysqlv1.MySQL,
 	}
 	// A data volume being deleted goes, and its data with it, when the
 	// server's pod stops: no change of the server's template (a password
-	// change's roll, a new image) replaces that pod meanwhile. Degraded
-	// says how to keep the data (applyDataPVC).
+	// change's roll, a new image) is applied meanwhile, as it would
+	// replace that pod. Degraded says so, and how to keep the data
+	// (applyDataPVC).
 	var sent bool
 	if pvc.DeletionTimestamp.IsZero() || live.UID == "" {
-		sent, err = owner.ApplyChanged(ctx, r.Client, dep, live)
-	} else {
-		err = r.heldServer(ctx, dep, live, o)
-	}
-	if err != nil {
-		return err
+		if sent, err = owner.ApplyChanged(ctx, r.Client, dep, live); err != nil {
+			return err
+		}
 	}
 	if sent {
 		// The apply response carries the Deployment's status, which the
@@ -233,26 +231,6 @@ func (r *MySQLReconciler) reconcileServer(ctx context.Context, m *mysqlv1.MySQL,
 		return desiredErr
 	}
 	return r.reconcilePassword(ctx, m, creds, desired, o)
-}
-
-// heldServer is the Deployment's step while the data volume is being
-// deleted: nothing is applied. A password change's roll waits (the server
-// has the new password from the Job; the roll only brings the pod's
-// environment along); any other change of the server's spec is a spec not
-// carried out, until the volume is replaced. Whether the apply would change
-// the spec, the API server says, by a dry run (its defaults filled in).
-func (r *MySQLReconciler) heldServer(ctx context.Context, dep *appsv1ac.DeploymentApplyConfiguration, live *appsv1.Deployment, o *observed) error {
-	if v, ok := live.Spec.Template.Annotations[passwordVersionAnnotation]; ok && dep.Spec != nil && dep.Spec.Template != nil {
-		dep.Spec.Template.WithAnnotations(map[string]string{passwordVersionAnnotation: v})
-	}
-	if err := r.Apply(ctx, dep, client.FieldOwner(FieldOwner), client.ForceOwnership, client.DryRunAll); err != nil {
-		return err
-	}
-	would, err := answered(dep)
-	if err != nil || would.Generation == live.Generation {
-		return err
-	}
-	return &conditions.Blocked{Reason: o.problem.reason, Message: o.problem.message, Unapplied: true}
 }
 
 // applyDataPVC applies the data volume with its marks, and notes in o what a person

@@ -240,7 +240,7 @@ func TestReplacedDataVolumeIsRestoredAgain(t *testing.T) {
 	// The spec as it is stays carried out: the server serves on.
 	waitSummary(t, m, serves, upToDate, is{metav1.ConditionTrue, ReasonDataVolumeDeleted})
 	// Nothing replaces the server's pod meanwhile, which would take the
-	// data with it: a new image is a spec not carried out.
+	// data with it: a new image waits.
 	d := &appsv1.Deployment{}
 	get(t, key(m, m.Name), d)
 	image := d.Spec.Template.Spec.Containers[0].Image
@@ -254,11 +254,9 @@ func TestReplacedDataVolumeIsRestoredAgain(t *testing.T) {
 			return err
 		}
 		c := meta.FindStatusCondition(got.Status.Conditions, conditions.Degraded)
-		if c == nil || c.Reason != ReasonDataVolumeDeleted || c.ObservedGeneration != got.Generation {
+		if c == nil || c.Reason != ReasonDataVolumeDeleted || c.ObservedGeneration != got.Generation ||
+			!strings.Contains(c.Message, "no change to the server is applied") {
 			return fmt.Errorf("Degraded %+v, generation %d", c, got.Generation)
-		}
-		if got.Status.ObservedGeneration >= got.Generation {
-			t.Errorf("observedGeneration %d: the new image was not applied", got.Status.ObservedGeneration)
 		}
 		return nil
 	})
