@@ -3,9 +3,9 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"slices"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
