@@ -126,21 +126,14 @@ stringData:
 func (r *run) unread(mysql string) bool {
 	r.t.Helper()
 	for end := time.Now().Add(8 * time.Minute); time.Now().Before(end); time.Sleep(2 * time.Second) {
-		out, err := r.try(time.Minute, "get", "-n", r.ns, mysql, "-o", `jsonpath={.metadata.generation} `+
-			`{.status.conditions[?(@.type=="Ready")].observedGeneration} {.status.conditions[?(@.type=="Ready")].status} `+
-			`{.status.conditions[?(@.type=="Degraded")].reason}`)
-		f := strings.Fields(out)
-		switch {
-		case err != nil || len(f) < 3:
-		case f[0] == f[1] && f[2] == "True":
+		// Unread, or read, restored, and not serving yet: the message
+		// tells which.
+		ready, reason, msg := r.readiness(mysql)
+		if ready {
 			return false
-		case len(f) == 4 && f[3] == "BackupVolumeDeleted":
-			// Unread, or read, restored, and not serving yet: the
-			// message tells which.
-			msg, _ := r.try(time.Minute, "get", "-n", r.ns, mysql, "-o", `jsonpath={.status.conditions[?(@.type=="Degraded")].message}`)
-			if strings.Contains(msg, "restore read it") {
-				return true
-			}
+		}
+		if reason == "BackupVolumeDeleted" && strings.Contains(msg, "restore read it") {
+			return true
 		}
 	}
 	r.t.Fatalf("%s neither Ready nor Degraded for its backup volume 8 minutes after it was deleted", mysql)
@@ -158,13 +151,11 @@ func (r *run) readyOrAdvised(mysql, data string, within time.Duration) {
 	r.t.Helper()
 	advised := false
 	for end := time.Now().Add(within); time.Now().Before(end); time.Sleep(2 * time.Second) {
-		out, err := r.try(time.Minute, "get", "-n", r.ns, mysql, "-o", `jsonpath={.metadata.generation} `+
-			`{.status.conditions[?(@.type=="Ready")].observedGeneration} {.status.conditions[?(@.type=="Ready")].status}`)
-		if f := strings.Fields(out); err == nil && len(f) == 3 && f[0] == f[1] && f[2] == "True" {
+		ready, _, msg := r.readiness(mysql)
+		if ready {
 			return
 		}
-		msg, err := r.try(time.Minute, "get", "-n", r.ns, mysql, "-o", `jsonpath={.status.conditions[?(@.type=="Degraded")].message}`)
-		if err != nil || advised || !strings.Contains(msg, "No restore finished on its data volume") {
+		if advised || !strings.Contains(msg, "No restore finished on its data volume") {
 			continue
 		}
 		r.logf("a person follows the advice of Degraded: %s", msg)
@@ -174,4 +165,17 @@ func (r *run) readyOrAdvised(mysql, data string, within time.Duration) {
 	}
 	status, _ := suite.Run(r.ctx, "kubectl", "get", "-n", r.ns, mysql, "-o", "jsonpath={.status}")
 	r.t.Fatalf("%s not Ready within %s of the fault's end\nstatus: %s", mysql, within, status)
+}
+
+// readiness reads, in one request, whether what is Ready for its spec and
+// the reason and message of its Degraded condition.
+func (r *run) readiness(what string) (ready bool, reason, message string) {
+	out, err := r.try(time.Minute, "get", "-n", r.ns, what, "-o", `jsonpath={.metadata.generation}|`+
+		`{.status.conditions[?(@.type=="Ready")].observedGeneration}|{.status.conditions[?(@.type=="Ready")].status}|`+
+		`{.status.conditions[?(@.type=="Degraded")].reason}|{.status.conditions[?(@.type=="Degraded")].message}`)
+	f := strings.SplitN(out, "|", 5)
+	if err != nil || len(f) < 5 {
+		return false, "", ""
+	}
+	return f[0] == f[1] && f[2] == "True", f[3], f[4]
 }
