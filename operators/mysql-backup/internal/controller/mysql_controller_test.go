@@ -601,6 +601,30 @@ func TestPasswordChange(t *testing.T) {
 		t.Errorf("the pod template's password version is %q, want 1", v)
 	}
 
+	// No status of the new spec says Ready before the pod the change
+	// rolls serves: a client that waited for Ready would be cut off.
+	w, err := suite.Client.Watch(context.Background(), &mysqlv1.MySQLList{}, client.InNamespace(ns))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+	readyEarly := make(chan string, 1)
+	go func() {
+		for ev := range w.ResultChan() {
+			got, ok := ev.Object.(*mysqlv1.MySQL)
+			if !ok || got.Generation < 2 {
+				continue
+			}
+			if r := meta.FindStatusCondition(got.Status.Conditions, conditions.Ready); r != nil &&
+				r.Status == metav1.ConditionTrue && r.ObservedGeneration == got.Generation {
+				select {
+				case readyEarly <- got.ResourceVersion:
+				default:
+				}
+			}
+		}
+	}()
+
 	setPassword(t, m, "n3w'pass")
 	// The server serves on while the Job changes its password, for the
 	// spec before: kubectl wait --for=condition=Ready does not pass yet.
@@ -649,6 +673,11 @@ func TestPasswordChange(t *testing.T) {
 		return nil
 	})
 	waitDeleted(t, j)
+	select {
+	case rv := <-readyEarly:
+		t.Fatalf("the MySQL (resourceVersion %s) said Ready for the new password before its pod rolled", rv)
+	case <-time.After(time.Second):
+	}
 	deploymentAvailable(t, d)
 	// Once the change is done, Progressing goes back to False.
 	got := waitSummary(t, m, serves, upToDate, upToDate)

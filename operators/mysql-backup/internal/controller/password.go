@@ -194,6 +194,13 @@ func (r *MySQLReconciler) reconcilePassword(ctx context.Context, m *mysqlv1.MySQ
 		r.Recorder.Eventf(m, j, corev1.EventTypeNormal, ReasonPasswordChanged, "PasswordJobDone", "The root password was changed")
 	}
 	o.report(PasswordChanged, metav1.ConditionTrue, ReasonPasswordChanged, "the server has the root password the spec asks for")
+	if changed {
+		// This pass applied the server's template with the version
+		// before: the next one rolls the pod, and Ready describes the
+		// spec only once the new pod serves. A client told Ready now
+		// would be cut off by the roll.
+		return conditions.Carrying(ReasonChangingPassword, "the server has the new password; its pod restarts with it")
+	}
 	return nil
 }
 
