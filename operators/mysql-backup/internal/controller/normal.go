@@ -37,6 +37,9 @@ type observed struct {
 	// the rest goes on: Degraded says it (a data volume the API server
 	// refused to change, one being deleted under the server).
 	problem struct{ reason, message string }
+	// unapplied: the problem kept part of the spec from being carried out,
+	// so its generation is not observed (reconciler.Run).
+	unapplied bool
 	// recheck, when set, is how soon to look again without an event: when
 	// a server pod not ready yet reaches serverReadyLimit.
 	recheck time.Duration
@@ -109,7 +112,7 @@ func (r *MySQLReconciler) reconcileChildren(ctx context.Context, m *mysqlv1.MySQ
 	var o observed
 	err := r.reconcileServer(ctx, m, &o)
 	res := ctrl.Result{RequeueAfter: o.recheck}
-	if err == nil && o.problem.reason == ReasonDataVolumeRefused {
+	if err == nil && o.unapplied {
 		// Everything else was carried out, but not the whole spec: its
 		// generation is not marked observed (reconciler.Run).
 		err = &conditions.Blocked{Reason: o.problem.reason, Message: o.problem.message, Unapplied: true}
@@ -194,10 +197,15 @@ func (r *MySQLReconciler) reconcileServer(ctx context.Context, m *mysqlv1.MySQL,
 	// replace that pod. Degraded says so, and how to keep the data
 	// (applyDataPVC).
 	var sent bool
-	if pvc.DeletionTimestamp.IsZero() || live.UID == "" {
+	switch {
+	case pvc.DeletionTimestamp.IsZero() || live.UID == "":
 		if sent, err = owner.ApplyChanged(ctx, r.Client, dep, live); err != nil {
 			return err
 		}
+	case m.Status.ObservedGeneration != m.Generation:
+		// The template of a spec already observed was applied; one of
+		// a newer spec may differ, and waits for the volume to go.
+		o.unapplied = true
 	}
 	if sent {
 		// The apply response carries the Deployment's status, which the
@@ -257,6 +265,7 @@ func (r *MySQLReconciler) applyDataPVC(ctx context.Context, m *mysqlv1.MySQL, li
 		refusal = status.Status().Message
 	}
 	o.problem.reason = ReasonDataVolumeRefused
+	o.unapplied = true
 	o.problem.message = fmt.Sprintf("the API server refused the spec's change to the data volume %s, which stays as it is "+
 		"(to move the data to a new volume, delete the MySQL and create it again: it is backed up and restored): %s", live.Name, refusal)
 	if mk != marksOf(live) {

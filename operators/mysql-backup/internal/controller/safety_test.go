@@ -264,6 +264,10 @@ func TestReplacedDataVolumeIsRestoredAgain(t *testing.T) {
 	if now := d.Spec.Template.Spec.Containers[0].Image; now != image {
 		t.Errorf("the server's template went to %s while its data volume was being deleted", now)
 	}
+	// The new image is not carried out: kubectl wait does not pass on it.
+	got := &mysqlv1.MySQL{}
+	get(t, key(m, m.Name), got)
+	readyFor(t, got, false)
 	// The pod stopped: the volume goes.
 	release(t, old)
 	testenv.Eventually(t, "a new data volume", func(ctx context.Context) error {
@@ -290,7 +294,11 @@ func TestReplacedDataVolumeIsRestoredAgain(t *testing.T) {
 	notServing(t, m, "the server on the new volume serves clients before its restore")
 	finishJob(t, m, oldJob.Name, true, "restored otus-database-20261125T090000Z.sql.gz")
 	serving(t, m)
-	waitSummary(t, m, serves, upToDate, upToDate)
+	readyFor(t, waitSummary(t, m, serves, upToDate, upToDate), true)
+	get(t, key(m, m.Name), d)
+	if now := d.Spec.Template.Spec.Containers[0].Image; now != "mysql:8.0" {
+		t.Errorf("the server on the new volume runs %s, not the spec's image", now)
+	}
 }
 
 // The backup volume is the one the operator made for the backups of the
