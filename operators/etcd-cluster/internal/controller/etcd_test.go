@@ -1,8 +1,10 @@
 package controller
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -40,8 +42,13 @@ import (
 //     learners before 3.4 and leader moves before 3.3, a member older than
 //     the cluster's version.
 //   - Learners answer Status only.
-//   - The keyspace belongs to the cluster: it survives as long as the
-//     cluster does, and a cluster bootstrapped again starts empty.
+//   - Each member keeps the keyspace on its volume. A write goes to the
+//     leader's copy and to every running member's; a member that joins gets
+//     the leader's copy (a snapshot), one that ran before catches up when it
+//     runs again under a leader. The leader is the running voter with the
+//     most recent copy, as raft's vote allows: the keys survive as long as
+//     a quorum's copies do, and a cluster bootstrapped again starts empty.
+//     A read is answered from the member's own copy.
 //   - A member's own copy of the member list can lag (lag): serializable
 //     lists answer from it, linearizable ones wait for the member to catch up.
 //   - The operator can be cut off from a member that the others still
@@ -68,20 +75,23 @@ type cluster struct {
 	// running member's version.
 	minor int
 	index uint64 // raft index, moved by every change
-	data  map[string]string
 }
 
-// volume is a member's data directory: empty, or member id of c.
+// volume is a member's data directory: empty, or member id of c, with its
+// copy of the keyspace as of the write applied.
 type volume struct {
-	c  *cluster
-	id uint64
+	c       *cluster
+	id      uint64
+	data    map[string]string
+	applied uint64
 }
 
-// process is a running member.
+// process is a running member, on volume v.
 type process struct {
 	c     *cluster
 	id    uint64
 	minor int
+	v     *volume
 }
 
 func newFakeEtcd() *fakeEtcd {
@@ -162,7 +172,11 @@ func (f *fakeEtcd) start(uid string, s startFlags) (*process, error) {
 		return nil, fmt.Errorf("etcd 3.%d cannot join a cluster of version 3.%d", s.minor, v.c.minor)
 	}
 	m.Name, m.ClientURLs = s.name, []string{s.clientURL}
-	p := &process{c: v.c, id: v.id, minor: s.minor}
+	if v.data == nil {
+		// Empty: a new cluster's, or filled by the leader's snapshot.
+		v.data = map[string]string{}
+	}
+	p := &process{c: v.c, id: v.id, minor: s.minor, v: v}
 	f.running[s.clientURL] = p
 	v.c.index++
 	f.settle(v.c)
@@ -174,7 +188,7 @@ func (f *fakeEtcd) initialize(s startFlags) (*cluster, uint64, error) {
 	if s.state == "new" {
 		c := f.started[s.token]
 		if c == nil {
-			c = &cluster{minor: s.minor, data: map[string]string{}}
+			c = &cluster{minor: s.minor}
 			for _, kv := range strings.Split(s.initialCluster, ",") {
 				name, peer, _ := strings.Cut(kv, "=")
 				c.members = append(c.members, &etcdserverpb.Member{ID: f.newID(), Name: name, PeerURLs: []string{peer}})
@@ -293,13 +307,45 @@ func (f *fakeEtcd) settle(c *cluster) uint64 {
 	case len(voters) < membership.Quorum(len(c.voters())):
 		c.leader = 0
 	case !slices.Contains(voters, c.leader):
-		c.leader = slices.Min(voters)
+		// The most recent copy wins the vote; the lowest ID among equals.
+		c.leader = slices.MinFunc(voters, func(a, b uint64) int {
+			if d := cmpApplied(f.runningAs(c, b).v, f.runningAs(c, a).v); d != 0 {
+				return d
+			}
+			return cmp.Compare(a, b)
+		})
 		c.index++
 	}
 	if oldest > c.minor {
 		c.minor = oldest
 	}
+	f.replicate(c)
 	return c.leader
+}
+
+// cmpApplied orders two copies of the keyspace by the write they applied.
+func cmpApplied(a, b *volume) int {
+	switch {
+	case a.applied < b.applied:
+		return -1
+	case a.applied > b.applied:
+		return 1
+	}
+	return 0
+}
+
+// replicate brings every running member's copy of the keyspace to the
+// leader's, when c has a leader.
+func (f *fakeEtcd) replicate(c *cluster) {
+	if c.leader == 0 {
+		return
+	}
+	lead := f.runningAs(c, c.leader).v
+	for _, p := range f.running {
+		if p.c == c && p.v != lead && p.v.applied != lead.applied {
+			p.v.data, p.v.applied = maps.Clone(lead.data), lead.applied
+		}
+	}
 }
 
 func (c *cluster) member(id uint64) *etcdserverpb.Member {
@@ -518,8 +564,11 @@ func (f *fakeEtcd) Status(_ context.Context, endpoint string) (*clientv3.StatusR
 // put writes key through the member at endpoint, as etcdctl put does.
 func (f *fakeEtcd) put(endpoint, key, value string) error {
 	return f.onVoter(endpoint, func(p *process) error {
-		p.c.data[key] = value
+		lead := f.runningAs(p.c, p.c.leader).v
+		lead.data[key] = value
+		lead.applied++
 		p.c.index++
+		f.replicate(p.c)
 		return nil
 	})
 }
@@ -528,7 +577,7 @@ func (f *fakeEtcd) put(endpoint, key, value string) error {
 // when the cluster does not have it.
 func (f *fakeEtcd) get(endpoint, key string) (value string, ok bool, err error) {
 	err = f.onVoter(endpoint, func(p *process) error {
-		value, ok = p.c.data[key]
+		value, ok = p.v.data[key]
 		return nil
 	})
 	return value, ok, err
