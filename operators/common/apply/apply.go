@@ -110,6 +110,28 @@ func (o FieldOwner) ApplyChanged(ctx context.Context, c client.Client, obj runti
 	return true, nil
 }
 
+// Holds reports whether live, an object as the cluster has it, holds in
+// every field the configuration obj sets the value obj sets: whether
+// applying obj would leave what obj asks for as it is. What the API
+// server adds in the fields obj sets (defaults) is not compared; a value
+// the server keeps in another form than obj's (a quantity "1000m" read back
+// as "1") compares unequal, so that an error goes towards "a change is
+// pending". For an operator that holds back an apply, to say whether the
+// spec is carried out without it.
+func Holds(obj runtime.ApplyConfiguration, live client.Object) (bool, error) {
+	var mask map[string]any
+	if err := json.Unmarshal(mustJSON(obj), &mask); err != nil {
+		return false, err
+	}
+	delete(mask, "apiVersion")
+	delete(mask, "kind")
+	var m any
+	if err := json.Unmarshal(mustJSON(live), &m); err != nil {
+		return false, err
+	}
+	return reflect.DeepEqual(project(mask, m), any(mask)), nil
+}
+
 // setFieldsHash identifies what obj holds in the fields mask, a
 // configuration's JSON form, sets (project).
 func setFieldsHash(mask map[string]any, obj client.Object) (string, error) {

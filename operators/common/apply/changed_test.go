@@ -7,9 +7,13 @@ import (
 	"testing"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	appsv1ac "k8s.io/client-go/applyconfigurations/apps/v1"
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
+	metav1ac "k8s.io/client-go/applyconfigurations/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
@@ -190,4 +194,63 @@ func TestApplyChangedForgetsDeletedObjects(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// Holds against a real API server: a Deployment as the server keeps it,
+// with the defaults it adds, holds the configuration it was applied from,
+// and not one whose image, annotation or resources differ, nor itself once
+// a person edited a field the configuration sets.
+func TestHolds(t *testing.T) {
+	cfg := testenv.Start(t)
+	c, err := client.New(cfg, client.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	owner := apply.FieldOwner("apply-test")
+	deployment := func(image, version, memory string) *appsv1ac.DeploymentApplyConfiguration {
+		labels := map[string]string{"app": "held"}
+		return appsv1ac.Deployment("held", "default").WithSpec(appsv1ac.DeploymentSpec().
+			WithSelector(metav1ac.LabelSelector().WithMatchLabels(labels)).
+			WithStrategy(appsv1ac.DeploymentStrategy().WithType(appsv1.RecreateDeploymentStrategyType)).
+			WithTemplate(corev1ac.PodTemplateSpec().
+				WithLabels(labels).WithAnnotations(map[string]string{"version": version}).
+				WithSpec(corev1ac.PodSpec().WithContainers(corev1ac.Container().
+					WithName("server").WithImage(image).
+					WithPorts(corev1ac.ContainerPort().WithContainerPort(3306)).
+					WithResources(corev1ac.ResourceRequirements().
+						WithRequests(corev1.ResourceList{corev1.ResourceMemory: resource.MustParse(memory)})).
+					WithReadinessProbe(corev1ac.Probe().WithExec(corev1ac.ExecAction().WithCommand("true")))))))
+	}
+	if err := owner.Apply(ctx, c, deployment("mysql:5.7", "1", "256Mi")); err != nil {
+		t.Fatal(err)
+	}
+	live := &appsv1.Deployment{}
+	if err := c.Get(ctx, client.ObjectKey{Namespace: "default", Name: "held"}, live); err != nil {
+		t.Fatal(err)
+	}
+	if p := live.Spec.Template.Spec.Containers[0].Ports[0].Protocol; p != corev1.ProtocolTCP {
+		t.Fatalf("the server added no default to the port (protocol %q): the test shows nothing", p)
+	}
+	for _, tc := range []struct {
+		what string
+		obj  *appsv1ac.DeploymentApplyConfiguration
+		want bool
+	}{
+		{"the configuration it was applied from", deployment("mysql:5.7", "1", "256Mi"), true},
+		{"another image", deployment("mysql:8.0", "1", "256Mi"), false},
+		{"another annotation", deployment("mysql:5.7", "2", "256Mi"), false},
+		{"other resources", deployment("mysql:5.7", "1", "512Mi"), false},
+	} {
+		if got, err := apply.Holds(tc.obj, live); err != nil || got != tc.want {
+			t.Errorf("%s: Holds = %v (%v), want %v", tc.what, got, err, tc.want)
+		}
+	}
+	live.Spec.Template.Spec.Containers[0].Image = "someone/else:1"
+	if err := c.Update(ctx, live); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := apply.Holds(deployment("mysql:5.7", "1", "256Mi"), live); err != nil || got {
+		t.Errorf("a person's edit of the image: Holds = %v (%v), want false", got, err)
+	}
 }

@@ -202,10 +202,14 @@ func (r *MySQLReconciler) reconcileServer(ctx context.Context, m *mysqlv1.MySQL,
 		if sent, err = owner.ApplyChanged(ctx, r.Client, dep, live); err != nil {
 			return err
 		}
-	case m.Status.ObservedGeneration != m.Generation:
-		// The template of a spec already observed was applied; one of
-		// a newer spec may differ, and waits for the volume to go.
-		o.unapplied = true
+	default:
+		// A template the spec changed waits for the volume to go: the
+		// spec is not carried out meanwhile.
+		holds, err := apply.Holds(dep, live)
+		if err != nil {
+			return err
+		}
+		o.unapplied = !holds
 	}
 	if sent {
 		// The apply response carries the Deployment's status, which the

@@ -238,7 +238,7 @@ func TestReplacedDataVolumeIsRestoredAgain(t *testing.T) {
 	deleteInUse(t, old)
 	waitCondition(t, m, conditions.Degraded, metav1.ConditionTrue, ReasonDataVolumeDeleted)
 	// The spec as it is stays carried out: the server serves on.
-	waitSummary(t, m, serves, upToDate, is{metav1.ConditionTrue, ReasonDataVolumeDeleted})
+	readyFor(t, waitSummary(t, m, serves, upToDate, is{metav1.ConditionTrue, ReasonDataVolumeDeleted}), true)
 	// Nothing replaces the server's pod meanwhile, which would take the
 	// data with it: a new image waits.
 	d := &appsv1.Deployment{}
