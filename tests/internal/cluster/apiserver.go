@@ -25,11 +25,7 @@ type component struct {
 // controlPlane reads the components of the local cluster from kwokctl's pid
 // files and their processes.
 func (s *Suite) controlPlane() ([]*component, error) {
-	workdir := os.Getenv("KWOK_WORKDIR")
-	if workdir == "" {
-		workdir = filepath.Join(os.Getenv("HOME"), ".kwok")
-	}
-	dir := filepath.Join(workdir, "clusters", s.name)
+	dir := filepath.Join(kwokWorkdir(), "clusters", s.name)
 	files, err := filepath.Glob(filepath.Join(dir, "pids", "*.pid"))
 	if err != nil {
 		return nil, err
@@ -62,6 +58,36 @@ func (s *Suite) controlPlane() ([]*component, error) {
 		out = append(out, c)
 	}
 	return out, nil
+}
+
+// kwokWorkdir is where kwokctl keeps its clusters.
+func kwokWorkdir() string {
+	if workdir := os.Getenv("KWOK_WORKDIR"); workdir != "" {
+		return workdir
+	}
+	return filepath.Join(os.Getenv("HOME"), ".kwok")
+}
+
+// holdCreation takes the lock under which scripts/cluster.sh creates a
+// cluster, waiting for at most five minutes, and returns its release.
+// kwokctl picks a new cluster's ports by trying them: one created while a
+// component is stopped may take its port, and the component could not
+// start again (kube-apiserver: "bind: address already in use").
+func holdCreation() (func(), error) {
+	f, err := os.OpenFile(filepath.Join(kwokWorkdir(), "cluster-create.lock"), os.O_CREATE|os.O_WRONLY, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	for end := time.Now().Add(5 * time.Minute); ; time.Sleep(time.Second) {
+		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+		if err == nil {
+			return func() { _ = f.Close() }, nil // closing releases it
+		}
+		if !errors.Is(err, syscall.EWOULDBLOCK) || time.Now().After(end) {
+			_ = f.Close()
+			return nil, fmt.Errorf("taking the lock of cluster creations: %w", err)
+		}
+	}
 }
 
 // alive reports whether the component's process runs. Its parent is init
@@ -115,7 +141,9 @@ func (c *component) start() error {
 // any other component that exits within 15 seconds (the scheduler and the
 // controller manager exit when they cannot renew their leader lease). It
 // returns what it restarted, once the API server answers /readyz and the
-// other components have stayed up. Local clusters only.
+// other components have stayed up. No cluster is created meanwhile
+// (holdCreation), so that none takes the stopped components' ports. Local
+// clusters only.
 func (s *Suite) RestartAPIServer(ctx context.Context, sig syscall.Signal) (restarted []string, err error) {
 	if s.Provider != Local {
 		return nil, errors.New("RestartAPIServer restarts a local cluster's own processes")
@@ -133,6 +161,11 @@ func (s *Suite) RestartAPIServer(ctx context.Context, sig syscall.Signal) (resta
 	if api == nil {
 		return nil, fmt.Errorf("cluster %s has no kube-apiserver pid file", s.name)
 	}
+	release, err := holdCreation()
+	if err != nil {
+		return nil, err
+	}
+	defer release()
 	if err := api.stop(sig); err != nil {
 		return nil, err
 	}
