@@ -682,6 +682,11 @@ func TestPasswordChange(t *testing.T) {
 	// Once the change is done, Progressing goes back to False.
 	got := waitSummary(t, m, serves, upToDate, upToDate)
 	readyFor(t, got, true)
+	// kubectl wait --for=condition=PasswordChanged passes on the new spec
+	// (it compares the condition's observedGeneration too).
+	if c := meta.FindStatusCondition(got.Status.Conditions, PasswordChanged); c == nil || c.Status != metav1.ConditionTrue || c.ObservedGeneration != got.Generation {
+		t.Errorf("PasswordChanged %+v, generation %d: want True for the current spec", c, got.Generation)
+	}
 	if strings.Contains(fmt.Sprintf("%+v", got.Status), "n3w'pass") {
 		t.Error("the status shows the password")
 	}

@@ -132,10 +132,13 @@ func (r *MySQLReconciler) reconcilePassword(ctx context.Context, m *mysqlv1.MySQ
 	step := planPassword(s)
 	switch step.action {
 	case passwordDone:
-		// Said again from what is observed: the pass that confirmed the
-		// change may have lost its status write (a conflict drops it), and
-		// no later pass confirms again.
-		if c := meta.FindStatusCondition(m.Status.Conditions, PasswordChanged); c != nil && c.Status != metav1.ConditionTrue {
+		// Said again from what is observed, on every pass once a change
+		// was made: the pass that confirmed the change carried it on
+		// (its spec not observed yet) or lost its status write (a conflict
+		// drops it), and no later pass confirms again; the condition is
+		// then said of the spec carried out, which kubectl wait
+		// --for=condition=PasswordChanged reads.
+		if c := meta.FindStatusCondition(m.Status.Conditions, PasswordChanged); c != nil {
 			o.report(PasswordChanged, metav1.ConditionTrue, ReasonPasswordChanged, "the server has the root password the spec asks for")
 		}
 		return nil
