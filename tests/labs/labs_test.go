@@ -38,11 +38,14 @@ func readLab(t *testing.T, root, path string) []step {
 }
 
 // TestLabs runs every ```sh block of every lab in order, each lab on a
-// local cluster of its own with a kubeconfig of its own, each block with
-// `bash -euo pipefail`: a failing command, or a failing command anywhere in
-// a pipeline, fails the lab. A block whose first line is "# in a second
-// terminal" is started in the background, must still run after each block
-// that follows, and is stopped with Ctrl-C (SIGINT) when the lab ends. A
+// local cluster of its own with a kubeconfig of its own, the blocks one
+// after another in one bash, the learner's terminal (terminal.go): what a
+// block does to the shell (cd, export) holds for the next, and a failing
+// command, or a failing command anywhere in a pipeline, fails the lab. A
+// block whose first line is "# in a second terminal" is started in a bash
+// of its own, from the repository root, in the background, must still run
+// after each block that follows, and is stopped with Ctrl-C (SIGINT) when
+// the lab ends. A
 // ```text block under a ```sh block is the output that block must print
 // (markdown.go). A step's check, a ```sh block starting with "# check: ",
 // runs before its step too, where it must fail (checkBefore). After the
@@ -197,6 +200,13 @@ func runLab(t *testing.T, root, lab string) {
 			held = true
 		}
 	}
+	// The first terminal, where the learner pastes every block not meant
+	// for a second one.
+	term, err := openTerminal(root, env, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(term.close)
 	var second []*background
 	for i, s := range steps {
 		if i > 0 {
@@ -206,12 +216,15 @@ func runLab(t *testing.T, root, lab string) {
 			second = append(second, startBackground(t, file, s, command(context.Background(), s.script)))
 			continue
 		}
+		if i == 0 && bytes.Contains(text, []byte(workIsCluster)) || i == 1 && !bytes.Contains(text, []byte(workIsCluster)) {
+			checkerBefore(t, file, root, env, cs)
+		}
 		if s.check == "" {
-			checkBefore(t, file, steps, i, command)
+			checkBefore(t, file, steps, i, term)
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 		start := time.Now()
-		out, err := command(ctx, s.script).CombinedOutput()
+		out, err := term.run(ctx, s.script)
 		cancel()
 		t.Logf("%s:%d (%s):\n%s%s", file, s.line, time.Since(start).Round(time.Millisecond), s.script, out)
 		// A second terminal that died is more likely the cause of a
@@ -292,7 +305,7 @@ func learnerEnv(env []string) []string {
 // a check that holds before its step is done would hold without the step's
 // work. After the step, the runner runs them as any block, and they must
 // pass.
-func checkBefore(t *testing.T, file string, steps []step, i int, command func(context.Context, string) *exec.Cmd) {
+func checkBefore(t *testing.T, file string, steps []step, i int, term *terminal) {
 	t.Helper()
 	for _, c := range steps[i+1:] {
 		if c.check == "" {
@@ -300,12 +313,34 @@ func checkBefore(t *testing.T, file string, steps []step, i int, command func(co
 		}
 		// A check reads and answers at once: it waits for nothing.
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		out, err := command(ctx, c.script).CombinedOutput()
+		out, err := term.try(ctx, c.script)
 		cancel()
 		if err == nil {
 			t.Fatalf("%s:%d: the check %q passes before its step (line %d) ran, so it would pass without the step's work: make it test what the step does\n%s", file, c.line, c.check, steps[i].line, out)
 		}
 		t.Logf("%s:%d: before its step (line %d), the check %q fails, as it must (%v):\n%s", file, c.line, steps[i].line, c.check, err, out)
+	}
+}
+
+// checkerBefore runs make lab-check's checker on the lab's cluster once its
+// first block has started it, before the lab's work, as a learner who runs
+// make lab-check first: every check must be missing, or it would pass
+// without the work (a file an earlier run left in /tmp, a check that
+// reads a name the cluster always has). A lab whose work is its cluster
+// (workIsCluster) is checked before its first block.
+func checkerBefore(t *testing.T, file, root string, env []string, cs []check) {
+	t.Helper()
+	var out strings.Builder
+	k := &checker{file: file, dir: root, env: env, out: &out, timeout: time.Minute}
+	var passed []string
+	for _, c := range cs {
+		if k.run(context.Background(), c) {
+			passed = append(passed, fmt.Sprintf("%s:%d %q", file, c.line, c.name))
+		}
+	}
+	t.Logf("before the lab's work, make lab-check says:\n%s", out.String())
+	if len(passed) > 0 {
+		t.Fatalf("before the lab's work, these checks pass already, so they would pass without it: make each test what the lab does\n%s", strings.Join(passed, "\n"))
 	}
 }
 

@@ -17,6 +17,10 @@ import (
 const (
 	secondTerminal = "# in a second terminal"
 	needsRealNode  = "<!-- needs: real node -->"
+	// workIsCluster marks a lab whose work is its cluster (lab 1): its
+	// Check section runs before its first block, where it must fail, not
+	// after it (checkerBefore).
+	workIsCluster = "<!-- its work: the cluster -->"
 	// onKind starts the line of every lab that says how to do it on kind:
 	// "`make kind-up` in place of `make cluster-up`", and any other command
 	// that differs there, each as "`NEW` in place of `OLD`". The lab runner,

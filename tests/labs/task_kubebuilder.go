@@ -5,9 +5,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
+	"strings"
 
 	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"sigs.k8s.io/yaml"
 )
 
@@ -38,21 +40,36 @@ func kubebuilderTasks(ctx context.Context, r *taskRun) {
 		negative := gordonYAML[:len(gordonYAML)-len("3\n")] + "-1\n"
 		return r.refused(ctx, negative, "spec.gordon.replicas", strict...)
 	})
+	// The operator runs as a user of its own, with the rights of the
+	// ClusterRole make manifests wrote from its markers and nothing else:
+	// its RBAC is exercised, not read.
 	roles := filepath.Join(r.code, "config", "rbac", "role.yaml")
-	r.check("task: its RBAC, "+roles+" (make manifests, from the +kubebuilder:rbac markers), lets it list, watch, create and delete pods", func() error {
-		return grantsPods(filepath.Join(r.root, roles))
-	})
+	var kubeconfig string
+	r.gate("the check binds your RBAC, "+roles+" (make manifests, from the +kubebuilder:rbac markers), to the user "+kubebuilderUser+", as whom it runs your operator",
+		"your RBAC is not bound", func() error {
+			var err error
+			if err = r.bindRole(ctx, filepath.Join(r.root, roles), kubebuilderUser); err != nil {
+				return err
+			}
+			kubeconfig, err = r.kubeconfigAs(kubebuilderUser)
+			return err
+		})
 
 	g := gordonCheck{r: r, ns: kubebuilderNamespace}
 	op := r.runOperator(ctx, kubebuilderNamespace, "a Gordon of 3 replicas", gordonYAML, g.idle(ctx),
-		operatorBuild{dir: r.code, pkg: "./cmd", env: []string{"GOWORK=off"}})
+		operatorBuild{dir: r.code, pkg: "./cmd", env: []string{"GOWORK=off"}, runEnv: []string{"KUBECONFIG=" + kubeconfig}})
 	defer op.close()
 	g.run(ctx, true)
+	r.check("task: its RBAC allowed every request it made: its log, "+op.log+", shows none forbidden", func() error {
+		return noneForbidden(op.log)
+	})
 }
 
-// grantsPods returns nil when the ClusterRole in file lets its holder list,
-// watch, create and delete pods.
-func grantsPods(file string) error {
+// kubebuilderUser is who the learner's operator of lab 10 runs as.
+const kubebuilderUser = "lab-10-operator"
+
+// bindRole applies the ClusterRole in file, and binds it to user alone.
+func (r *taskRun) bindRole(ctx context.Context, file, user string) error {
 	text, err := os.ReadFile(file)
 	if err != nil {
 		return err
@@ -61,22 +78,73 @@ func grantsPods(file string) error {
 	if err := yaml.Unmarshal(text, &role); err != nil {
 		return err
 	}
-	granted := map[string]bool{}
-	for _, rule := range role.Rules {
-		if slices.Contains(rule.APIGroups, "") && (slices.Contains(rule.Resources, "pods") || slices.Contains(rule.Resources, "*")) {
-			for _, v := range rule.Verbs {
-				granted[v] = true
-			}
+	if role.Kind != "ClusterRole" || role.Name == "" {
+		return fmt.Errorf("%s holds a %s named %q, not the ClusterRole make manifests writes", file, role.Kind, role.Name)
+	}
+	if _, err := r.kubectl(ctx, "", "apply", "-f", file); err != nil {
+		return err
+	}
+	binding := fmt.Sprintf(`apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata:
+  name: %s
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: %s}
+subjects:
+- {apiGroup: rbac.authorization.k8s.io, kind: User, name: %s}
+`, user, role.Name, user)
+	_, err = r.kubectl(ctx, binding, "apply", "-f", "-")
+	return err
+}
+
+// kubeconfigAs writes a kubeconfig that is the commands' own, its current
+// context only, acting as user (impersonation, which the cluster's admin
+// may do): the API server authorizes each request as user's.
+func (r *taskRun) kubeconfigAs(user string) (string, error) {
+	rules := clientcmd.NewDefaultClientConfigLoadingRules()
+	for _, kv := range r.env {
+		if v, ok := strings.CutPrefix(kv, "KUBECONFIG="); ok {
+			rules.ExplicitPath = v
 		}
 	}
-	var missing []string
-	for _, v := range []string{"list", "watch", "create", "delete"} {
-		if !granted[v] && !granted["*"] {
-			missing = append(missing, v)
+	config, err := rules.Load()
+	if err != nil {
+		return "", err
+	}
+	if err := clientcmdapi.MinifyConfig(config); err != nil {
+		return "", err
+	}
+	if err := clientcmdapi.FlattenConfig(config); err != nil {
+		return "", err
+	}
+	for _, a := range config.AuthInfos {
+		a.Impersonate = user
+	}
+	dir, err := os.MkdirTemp("", "lab-10-kubeconfig-")
+	if err != nil {
+		return "", err
+	}
+	path := filepath.Join(dir, "kubeconfig")
+	return path, clientcmd.WriteToFile(*config, path)
+}
+
+// noneForbidden returns the lines of the operator's log at path that say
+// the API server forbade a request, as an error.
+func noneForbidden(path string) error {
+	text, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	var forbidden []string
+	for _, l := range strings.Split(string(text), "\n") {
+		if strings.Contains(l, "is forbidden") {
+			forbidden = append(forbidden, l)
 		}
 	}
-	if len(missing) > 0 {
-		return fmt.Errorf("it may not %v pods: add a marker // +kubebuilder:rbac:groups=\"\",resources=pods,verbs=... above Reconcile, and run make manifests", missing)
+	if len(forbidden) == 0 {
+		return nil
 	}
-	return nil
+	if len(forbidden) > 3 {
+		forbidden = append(forbidden[:3], fmt.Sprintf("... and %d more", len(forbidden)-3))
+	}
+	return fmt.Errorf("add the rights it lacks as markers // +kubebuilder:rbac:groups=...,resources=...,verbs=... above Reconcile, and run make manifests:\n%s", strings.Join(forbidden, "\n"))
 }

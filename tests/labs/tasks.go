@@ -240,10 +240,12 @@ type operatorRun struct {
 
 // An operatorBuild says how to build and run the learner's operator.
 type operatorBuild struct {
-	dir  string   // where go build runs, from the repository root
-	pkg  string   // what it builds, from dir
-	env  []string // more environment, for go build and the operator
-	args []string // the operator's, besides --health-probe-bind-address=0
+	dir string   // where go build runs, from the repository root
+	pkg string   // what it builds, from dir
+	env []string // more environment, for go build and the operator
+	// runEnv is more environment for the operator alone.
+	runEnv []string
+	args   []string // the operator's, besides --health-probe-bind-address=0
 }
 
 // runOperator builds the learner's operator as b says, makes namespace ns
@@ -299,7 +301,7 @@ func (r *taskRun) runOperator(ctx context.Context, ns, what, object string, idle
 	// No health endpoint: its port may be taken by the lab's operator, and
 	// the check does not ask it.
 	cmd := exec.Command(bin, append(slices.Clone(b.args), "--health-probe-bind-address=0")...)
-	cmd.Dir, cmd.Env, cmd.Stdout, cmd.Stderr = r.root, env, f, f
+	cmd.Dir, cmd.Env, cmd.Stdout, cmd.Stderr = r.root, append(env, b.runEnv...), f, f
 	if err := cluster.StartGroup(cmd); err != nil {
 		r.blocked = fmt.Sprintf("start your operator: %v", err)
 		return op
