@@ -1,6 +1,6 @@
-// Package readme runs the commands README.md gives, as a reader would type
-// them, on a local cluster of their own and with a kubeconfig of their own,
-// so the README cannot drift from what works.
+// Package readme runs the commands README.md and the pages of docs/ give, as
+// a reader would type them, on a local cluster of their own and with a
+// kubeconfig of their own, so the docs cannot drift from what works.
 package readme
 
 import (
@@ -22,10 +22,11 @@ import (
 const clusterName = "readme"
 
 type reader struct {
-	t      *testing.T
-	root   string
-	env    []string
-	readme string
+	t    *testing.T
+	root string
+	env  []string
+	// docs is README.md and the pages of docs/, one after the other.
+	docs string
 	// running are the operators started with goRun, which must still run
 	// after every command that follows: a section whose operator died at
 	// once must not pass on what an earlier section left.
@@ -37,12 +38,21 @@ func newReader(t *testing.T) *reader {
 	if err != nil {
 		t.Fatal(err)
 	}
-	readme, err := os.ReadFile(filepath.Join(root, "README.md"))
+	names, err := userDocs(root)
 	if err != nil {
 		t.Fatal(err)
 	}
+	var docs strings.Builder
+	for _, name := range names {
+		text, err := os.ReadFile(filepath.Join(root, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		docs.WriteString("\n")
+		docs.Write(text)
+	}
 	env := append(cluster.Env(root, kubeconfig, filepath.Join(t.TempDir(), "kubectl-cache")), "CLUSTER_NAME="+clusterName)
-	return &reader{t: t, root: root, readme: string(readme), env: env}
+	return &reader{t: t, root: root, docs: docs.String(), env: env}
 }
 
 // kubeconfig is the readers' own, so the tests leave the user's alone.
@@ -77,10 +87,14 @@ func TestMain(m *testing.M) {
 		ran["make cluster-down"] = true
 	}
 	_ = os.RemoveAll(dir)
-	// Every command the README shows ran, unless it says why not; only a
+	// Every command the docs show ran, unless they say why not; only a
 	// whole, passing run can tell.
 	if code == 0 && flag.Lookup("test.run").Value.String() == "" {
-		if err := everyCommandRan(filepath.Join(root, "README.md")); err != nil {
+		docs, err := userDocs(root)
+		if err == nil {
+			err = everyCommandRan(root, docs)
+		}
+		if err != nil {
 			fmt.Fprintln(os.Stderr, "FAIL:", err)
 			code = 1
 		}
@@ -88,11 +102,11 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// shown fails the test unless the README shows line as a command.
+// shown fails the test unless the docs show line as a command.
 func (r *reader) shown(line string) {
 	r.t.Helper()
-	if !strings.Contains(r.readme, "\n"+line) {
-		r.t.Fatalf("README.md no longer shows `%s`: update this test with the README", line)
+	if !strings.Contains(r.docs, "\n"+line) {
+		r.t.Fatalf("neither README.md nor docs/ shows `%s` any more: update this test with them", line)
 	}
 }
 
@@ -250,7 +264,7 @@ func TestRunOneOperator(t *testing.T) {
 	r.runUnshown("kubectl wait --for=delete pod/mongo-db service/mongo-db --timeout=120s")
 }
 
-// The README's gordon section, including the answer to "identify all
+// docs/gordon.md, including the answer to "identify all
 // Kubernetes API calls".
 func TestGordonSection(t *testing.T) {
 	r := newReader(t)
@@ -288,7 +302,7 @@ func TestGordonSection(t *testing.T) {
 	}
 }
 
-// The README's mysql-backup section: the homework's create, delete and
+// docs/mysql-backup.md: the homework's create, delete and
 // `kubectl get jobs`.
 func TestMySQLSection(t *testing.T) {
 	r := newReader(t)
@@ -310,7 +324,7 @@ func TestMySQLSection(t *testing.T) {
 	}
 }
 
-// The README's etcd-cluster section: the workshop's manifest makes three
+// docs/etcd-cluster.md: the workshop's manifest makes three
 // member pods with the workshop's labels. Without a real node they do not run
 // etcd, and the cluster says so by staying in phase Creating.
 func TestEtcdSection(t *testing.T) {
