@@ -55,8 +55,8 @@ var operators = []string{"database", "mysql-backup", "etcd-cluster", "gordon"}
 // Deployment's name.
 type deployment struct{ spec, namespace, name string }
 
-// namespaced is what TestMain installs from the release, and what README.md's
-// make deploy applies: every operator's config/default, and
+// namespaced is what TestMain installs from the release, and what
+// docs/run-an-operator.md's make deploy applies: every operator's config/default, and
 // the etcd operator's config/cluster-wide beside it (that one acts on
 // annotated clusters only, so the two never share one).
 var namespaced = []deployment{
@@ -84,7 +84,10 @@ func specs(ds []deployment) string {
 	return strings.Join(specs, " ")
 }
 
-// makeDeploy is the command README.md shows for the deployments ds.
+// deployDoc shows the make deploy commands (makeDeploy).
+const deployDoc = "docs/run-an-operator.md"
+
+// makeDeploy is the command deployDoc shows for the deployments ds.
 func makeDeploy(ds []deployment) string { return fmt.Sprintf("make deploy DEPLOY=%q", specs(ds)) }
 
 // deploy runs makeDeploy(ds) on this suite's cluster.
@@ -113,14 +116,15 @@ func TestMain(m *testing.M) {
 			skip = why
 			return ctx, nil
 		}
-		// The commands README.md shows, on this suite's cluster.
-		readme, err := os.ReadFile(filepath.Join(suite.Root, "README.md"))
+		// The commands docs/run-an-operator.md shows, on this suite's
+		// cluster.
+		page, err := os.ReadFile(filepath.Join(suite.Root, deployDoc))
 		if err != nil {
 			return ctx, err
 		}
 		for _, ds := range [][]deployment{namespaced, clusterWide} {
-			if shown := makeDeploy(ds); !strings.Contains(string(readme), "\n"+shown+"\n") {
-				return ctx, fmt.Errorf("README.md does not show %s", shown)
+			if shown := makeDeploy(ds); !strings.Contains(string(page), "\n"+shown+"\n") {
+				return ctx, fmt.Errorf("%s does not show %s", deployDoc, shown)
 			}
 		}
 		return ctx, installRelease(ctx)
@@ -337,7 +341,7 @@ func TestCustomResourcesBecomeReady(t *testing.T) {
 	t.Run("no request of the operators was forbidden", func(t *testing.T) { checkLogs(t, namespaced) })
 }
 
-// make deploy, as README.md shows it, over the release TestMain installed:
+// make deploy, as deployDoc shows it, over the release TestMain installed:
 // it builds each operator's image as make release does, byte for byte (the
 // same digest), so every Deployment is left as it was and no operator
 // restarts.
@@ -365,7 +369,7 @@ func TestMakeDeployBuildsTheReleasedImages(t *testing.T) {
 	}
 }
 
-// config/cluster-wide, applied over config/default as README.md shows: the
+// config/cluster-wide, applied over config/default as deployDoc shows: the
 // same Deployments, now acting on the CRs of any namespace, with every
 // request allowed.
 func TestClusterWideVariants(t *testing.T) {

@@ -242,7 +242,7 @@ func (r *reader) goRun(line string) (stop func() string) {
 	return stop
 }
 
-// The README's "Run one operator yourself", command by command.
+// docs/run-an-operator.md, command by command.
 func TestRunOneOperator(t *testing.T) {
 	r := newReader(t)
 	r.run("make cluster-up")
