@@ -295,9 +295,9 @@ soak: ## Inject faults on the real node, seed after seed, for SOAK (1h), every i
 		go test -count=1 -v -timeout $(SOAK_TIMEOUT) -run TestFaults ./faults/ 2>&1 | tee $(BIN)/logs/soak.log
 
 .PHONY: bench
-bench: ## Measure each operator on many CRs against the floor and the seed (about 36 min): bench/results and README.md's table (BENCH_ARGS=-help lists the sizes).
+bench: ## Measure each operator on many CRs against the floor and the seed (about 36 min): bench/results and bench/README.md's table (BENCH_ARGS=-help lists the sizes).
 	scripts/build-tools.sh kubernetes etcd kwok
-	go run ./bench -readme README.md $(BENCH_ARGS)
+	go run ./bench -readme bench/README.md $(BENCH_ARGS)
 
 .PHONY: bench-smoke
 bench-smoke: ## Run make bench's harness on a few CRs of each operator, into bin/bench-smoke: it must measure them all, floor and seed included.

@@ -8,8 +8,8 @@
 // another fresh cluster; and for gordon the workshop's own Python operator.
 //
 // It writes latest.json, latest.md (the table) and latest.png (the
-// latency distributions) into -out, and with -readme the table into the
-// README between its bench markers.
+// latency distributions) into -out, and with -readme the table into that
+// file between its bench markers (make bench: bench/README.md).
 package main
 
 import (
@@ -67,7 +67,7 @@ func run() error {
 	flag.DurationVar(&s.timeout, "timeout", 20*time.Minute, "how long each operator may take to get every CR done")
 	flag.StringVar(&s.cluster, "cluster", "bench", "name of the local cluster, created fresh for each measure and deleted after")
 	flag.StringVar(&out, "out", "bench/results", "directory of latest.json, latest.md and latest.png, relative to the repository root")
-	flag.StringVar(&readme, "readme", "", "a file whose bench markers get the table (README.md)")
+	flag.StringVar(&readme, "readme", "", "a file whose bench markers get the table (bench/README.md)")
 	flag.Parse()
 
 	root, err := repoRoot()

@@ -26,8 +26,8 @@ type settings struct {
 	timeout time.Duration
 }
 
-// result is one operator's line of the report; see the README's
-// performance section for what each figure means.
+// result is one operator's line of the report; bench/README.md says what
+// each figure means.
 type result struct {
 	CRs              int      `json:"crs"`
 	Done             string   `json:"done"`

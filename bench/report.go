@@ -161,7 +161,7 @@ func (rep report) write(dir string) error {
 	return nil
 }
 
-// The README's table sits between these markers.
+// bench/README.md's table sits between these markers.
 const (
 	beginMarker = "<!-- bench:begin (make bench writes this table) -->\n"
 	endMarker   = "<!-- bench:end -->"
