@@ -74,20 +74,7 @@ func kwokWorkdir() string {
 // component is stopped may take its port, and the component could not
 // start again (kube-apiserver: "bind: address already in use").
 func holdCreation() (func(), error) {
-	f, err := os.OpenFile(filepath.Join(kwokWorkdir(), "cluster-create.lock"), os.O_CREATE|os.O_WRONLY, 0o644)
-	if err != nil {
-		return nil, err
-	}
-	for end := time.Now().Add(5 * time.Minute); ; time.Sleep(time.Second) {
-		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
-		if err == nil {
-			return func() { _ = f.Close() }, nil // closing releases it
-		}
-		if !errors.Is(err, syscall.EWOULDBLOCK) || time.Now().After(end) {
-			_ = f.Close()
-			return nil, fmt.Errorf("taking the lock of cluster creations: %w", err)
-		}
-	}
+	return lockFile(filepath.Join(kwokWorkdir(), "cluster-create.lock"), 5*time.Minute, func() {})
 }
 
 // alive reports whether the component's process runs. Its parent is init

@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -20,19 +21,41 @@ var HostLockFile = filepath.Join(os.TempDir(), "workshop-host-steps.lock")
 // saying so through logf, with how long it waited (scripts/gotest.sh
 // prints that line: where make test's time goes); release gives it back.
 func LockHost(logf func(format string, args ...any)) (release func(), err error) {
-	f, err := os.OpenFile(HostLockFile, os.O_CREATE|os.O_RDWR, 0o644)
+	var start time.Time
+	release, err = lockFile(HostLockFile, 0, func() {
+		logf("waiting for %s: another run's lab or README steps use this machine's ports and /tmp files", HostLockFile)
+		start = time.Now()
+	})
+	if err == nil && !start.IsZero() {
+		logf("waited %s for the host lock", time.Since(start).Round(time.Second))
+	}
+	return release, err
+}
+
+// lockFile takes an exclusive lock (flock) on the file at path, made if
+// missing, and returns its release. When another process holds it, it
+// calls waiting, then waits: for at most bound, or for as long as it takes
+// when bound is 0.
+func lockFile(path string, bound time.Duration, waiting func()) (release func(), err error) {
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o644)
 	if err != nil {
 		return nil, err
 	}
 	fd := int(f.Fd())
-	if err := syscall.Flock(fd, syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
-		logf("waiting for %s: another run's lab or README steps use this machine's ports and /tmp files", HostLockFile)
-		start := time.Now()
-		if err := syscall.Flock(fd, syscall.LOCK_EX); err != nil {
-			_ = f.Close()
-			return nil, fmt.Errorf("lock %s: %w", HostLockFile, err)
+	err = syscall.Flock(fd, syscall.LOCK_EX|syscall.LOCK_NB)
+	if err != nil && errors.Is(err, syscall.EWOULDBLOCK) {
+		waiting()
+		if bound == 0 {
+			err = syscall.Flock(fd, syscall.LOCK_EX)
 		}
-		logf("waited %s for the host lock", time.Since(start).Round(time.Second))
+		for end := time.Now().Add(bound); bound > 0 && errors.Is(err, syscall.EWOULDBLOCK) && time.Now().Before(end); {
+			time.Sleep(time.Second)
+			err = syscall.Flock(fd, syscall.LOCK_EX|syscall.LOCK_NB)
+		}
+	}
+	if err != nil {
+		_ = f.Close()
+		return nil, fmt.Errorf("lock %s: %w", path, err)
 	}
 	return func() {
 		_ = syscall.Flock(fd, syscall.LOCK_UN)
