@@ -65,14 +65,10 @@ func (o FieldOwner) ApplyChanged(ctx context.Context, c client.Client, obj runti
 	if err != nil {
 		return false, err
 	}
-	var mask map[string]any
-	if err := json.Unmarshal(sent, &mask); err != nil {
+	mask, err := maskOf(sent)
+	if err != nil {
 		return false, err
 	}
-	// Objects read from a cache or a typed client have no apiVersion and
-	// kind; the apply's answer has them.
-	delete(mask, "apiVersion")
-	delete(mask, "kind")
 	created := func(bool) {}
 	if uid := live.GetUID(); uid != "" {
 		content, err := setFieldsHash(mask, live)
@@ -119,31 +115,51 @@ func (o FieldOwner) ApplyChanged(ctx context.Context, c client.Client, obj runti
 // pending". For an operator that holds back an apply, to say whether the
 // spec is carried out without it.
 func Holds(obj runtime.ApplyConfiguration, live client.Object) (bool, error) {
-	var mask map[string]any
-	if err := json.Unmarshal(mustJSON(obj), &mask); err != nil {
+	mask, err := maskOf(mustJSON(obj))
+	if err != nil {
 		return false, err
+	}
+	set, err := setFields(mask, live)
+	if err != nil {
+		return false, err
+	}
+	return reflect.DeepEqual(set, any(mask)), nil
+}
+
+// maskOf is a configuration's JSON form, sent, as the fields it sets.
+// Objects read from a cache or a typed client have no apiVersion and kind
+// (the apply's answer has them): those two are left out.
+func maskOf(sent []byte) (map[string]any, error) {
+	var mask map[string]any
+	if err := json.Unmarshal(sent, &mask); err != nil {
+		return nil, err
 	}
 	delete(mask, "apiVersion")
 	delete(mask, "kind")
-	var m any
-	if err := json.Unmarshal(mustJSON(live), &m); err != nil {
-		return false, err
-	}
-	return reflect.DeepEqual(project(mask, m), any(mask)), nil
+	return mask, nil
 }
 
-// setFieldsHash identifies what obj holds in the fields mask, a
-// configuration's JSON form, sets (project).
-func setFieldsHash(mask map[string]any, obj client.Object) (string, error) {
+// setFields is what obj holds in the fields mask, a configuration's JSON
+// form, sets (project).
+func setFields(mask map[string]any, obj client.Object) (any, error) {
 	b, err := json.Marshal(obj)
 	if err != nil {
-		return "", err
+		return nil, err
 	}
 	var m any
 	if err := json.Unmarshal(b, &m); err != nil {
+		return nil, err
+	}
+	return project(mask, m), nil
+}
+
+// setFieldsHash identifies what obj holds in the fields mask sets.
+func setFieldsHash(mask map[string]any, obj client.Object) (string, error) {
+	set, err := setFields(mask, obj)
+	if err != nil {
 		return "", err
 	}
-	b, err = json.Marshal(project(mask, m)) // map keys sorted
+	b, err := json.Marshal(set) // map keys sorted
 	if err != nil {
 		return "", err
 	}
