@@ -54,6 +54,9 @@ func kubebuilderTasks(ctx context.Context, r *taskRun) {
 			kubeconfig, err = r.kubeconfigAs(kubebuilderUser)
 			return err
 		})
+	if kubeconfig != "" {
+		defer func() { _ = os.RemoveAll(filepath.Dir(kubeconfig)) }()
+	}
 
 	g := gordonCheck{r: r, ns: kubebuilderNamespace}
 	op := r.runOperator(ctx, kubebuilderNamespace, "a Gordon of 3 replicas", gordonYAML, g.idle(ctx),

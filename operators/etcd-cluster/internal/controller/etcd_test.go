@@ -309,7 +309,7 @@ func (f *fakeEtcd) settle(c *cluster) uint64 {
 	case !slices.Contains(voters, c.leader):
 		// The most recent copy wins the vote; the lowest ID among equals.
 		c.leader = slices.MinFunc(voters, func(a, b uint64) int {
-			if d := cmpApplied(f.runningAs(c, b).v, f.runningAs(c, a).v); d != 0 {
+			if d := cmp.Compare(f.runningAs(c, b).v.applied, f.runningAs(c, a).v.applied); d != 0 {
 				return d
 			}
 			return cmp.Compare(a, b)
@@ -321,17 +321,6 @@ func (f *fakeEtcd) settle(c *cluster) uint64 {
 	}
 	f.replicate(c)
 	return c.leader
-}
-
-// cmpApplied orders two copies of the keyspace by the write they applied.
-func cmpApplied(a, b *volume) int {
-	switch {
-	case a.applied < b.applied:
-		return -1
-	case a.applied > b.applied:
-		return 1
-	}
-	return 0
 }
 
 // replicate brings every running member's copy of the keyspace to the
