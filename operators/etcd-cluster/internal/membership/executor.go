@@ -278,7 +278,7 @@ func (e *Executor) Apply(ctx context.Context, step Step) (Result, error) {
 		}
 		return e.failed(err, "move leadership from %s to %s", step.Member, step.To)
 	case Remove:
-		err := e.Client.MemberRemove(ctx, e.endpoint(), step.Member.ID)
+		err := e.onAMember(func(ep string) error { return e.Client.MemberRemove(ctx, ep, step.Member.ID) })
 		switch {
 		case err == nil:
 			e.voters = slices.DeleteFunc(e.voters, func(ep string) bool { return slices.Contains(step.Member.ClientURLs, ep) })
@@ -297,8 +297,11 @@ func (e *Executor) add(ctx context.Context, step Step) (Result, error) {
 	if step.Member.IsLearner {
 		call = e.Client.MemberAddAsLearner
 	}
-	ep := e.endpoint()
-	m, err := call(ctx, ep, []string{peer})
+	var m *etcdserverpb.Member
+	err := e.onAMember(func(ep string) (err error) {
+		m, err = call(ctx, ep, []string{peer})
+		return err
+	})
 	if err == nil {
 		return Result{ID: m.ID, Detail: fmt.Sprintf("added %s (%x) at %s", step.Member.Name, m.ID, peer)}, nil
 	}
@@ -308,7 +311,7 @@ func (e *Executor) add(ctx context.Context, step Step) (Result, error) {
 	if !errors.Is(etcdError(err), rpctypes.ErrPeerURLExist) && !errors.Is(etcdError(err), rpctypes.ErrMemberExist) {
 		return e.failed(err, "add %s at %s", step.Member.Name, peer)
 	}
-	list, lerr := e.Client.MemberList(ctx, ep, false)
+	list, lerr := e.Client.MemberList(ctx, e.endpoint(), false)
 	if lerr != nil {
 		return Result{}, fmt.Errorf("add %s: its peer URL %s is taken, and listing the members to find by whom failed: %w", step.Member.Name, peer, lerr)
 	}
@@ -337,6 +340,22 @@ func (e *Executor) failed(err error, format string, args ...any) (Result, error)
 	}
 	e.voters = nil // the member we asked may be the problem: start from the configured endpoints
 	return Result{}, fmt.Errorf("%s: %w", what, err)
+}
+
+// onAMember makes a membership change through the leader and, while a
+// member refuses it as "unhealthy cluster", through each other member in
+// turn. etcd checks the peer connections of the member the change reaches,
+// not the leader's, and one member can keep a peer marked inactive for
+// minutes (seen with etcd 3.6: after the peer came back at a new address)
+// while the others are connected to it. Any other answer ends the turns.
+func (e *Executor) onAMember(change func(endpoint string) error) error {
+	err := fmt.Errorf("no endpoint to reach etcd at")
+	for _, ep := range e.endpoints() {
+		if err = change(ep); !errors.Is(etcdError(err), rpctypes.ErrUnhealthy) {
+			return err
+		}
+	}
+	return err
 }
 
 func (e *Executor) endpoint() string {

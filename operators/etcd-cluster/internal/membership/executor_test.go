@@ -23,6 +23,7 @@ type fakeClient struct {
 	status  map[string]*clientv3.StatusResponse
 	listErr map[string]error
 	err     error
+	errAt   map[string]error // a mutation's error at one endpoint, before err
 	calls   []string
 
 	// hang, when set, makes the lists of these endpoints wait for their
@@ -63,8 +64,8 @@ func (f *fakeClient) MemberAddAsLearner(_ context.Context, ep string, peers []st
 
 func (f *fakeClient) add(ep string, peers []string, learner bool) (*etcdserverpb.Member, error) {
 	f.calls = append(f.calls, fmt.Sprintf("MemberAdd %s %v learner=%v", ep, peers, learner))
-	if f.err != nil {
-		return nil, f.err
+	if err := f.mutationErr(ep); err != nil {
+		return nil, err
 	}
 	return &etcdserverpb.Member{ID: 0xfeed, PeerURLs: peers, IsLearner: learner}, nil
 }
@@ -76,6 +77,13 @@ func (f *fakeClient) MemberPromote(_ context.Context, ep string, id uint64) erro
 
 func (f *fakeClient) MemberRemove(_ context.Context, ep string, id uint64) error {
 	f.calls = append(f.calls, fmt.Sprintf("MemberRemove %s %x", ep, id))
+	return f.mutationErr(ep)
+}
+
+func (f *fakeClient) mutationErr(ep string) error {
+	if err, ok := f.errAt[ep]; ok {
+		return err
+	}
 	return f.err
 }
 
@@ -352,6 +360,42 @@ func TestApply(t *testing.T) {
 				if len(f.calls) != 0 {
 					t.Errorf("Apply(%s) called etcd: %q", tt.step, f.calls)
 				}
+			}
+		})
+	}
+}
+
+func TestApplyGoesRoundAnUnhealthyMember(t *testing.T) {
+	eps := []string{clientURL(0), clientURL(1), clientURL(2)}
+	for _, step := range []Step{{Action: Add, Member: Member{Name: "ex-3"}}, {Action: Remove, Member: member(2)}} {
+		t.Run(string(step.Action), func(t *testing.T) {
+			// The first member sees a peer as inactive; the second does not.
+			f := &fakeClient{errAt: map[string]error{eps[0]: rpctypes.ErrGRPCUnhealthy}}
+			e := &Executor{Client: f, Addressing: addressing{}, Endpoints: eps}
+			res, err := e.Apply(context.Background(), step)
+			if err != nil || res.Retry {
+				t.Fatalf("Apply(%s) = %+v, %v; want it done through the second member", step, res, err)
+			}
+			if len(f.calls) != 2 || !strings.Contains(f.calls[1], eps[1]) {
+				t.Errorf("calls = %q; want the first member, then the second", f.calls)
+			}
+
+			// Every member refuses: wait and try again.
+			f = &fakeClient{err: rpctypes.ErrGRPCUnhealthy}
+			e = &Executor{Client: f, Addressing: addressing{}, Endpoints: eps}
+			if res, err = e.Apply(context.Background(), step); err != nil || !res.Retry {
+				t.Errorf("Apply(%s) refused by every member = %+v, %v; want a retry", step, res, err)
+			}
+			if len(f.calls) != len(eps) {
+				t.Errorf("calls = %q; want each member asked once", f.calls)
+			}
+
+			// Any other refusal ends the turns at once.
+			f = &fakeClient{err: rpctypes.ErrGRPCMemberBadURLs}
+			e = &Executor{Client: f, Addressing: addressing{}, Endpoints: eps}
+			_, _ = e.Apply(context.Background(), step)
+			if len(f.calls) != 1 {
+				t.Errorf("calls = %q; want only the first member asked", f.calls)
 			}
 		})
 	}
