@@ -1,5 +1,7 @@
-// Package conditions holds the condition types every operator reports and a
-// setter that stamps the generation it observed.
+// Package conditions holds the condition types every operator reports, the
+// errors a pass ends with when a person must act (Blocked) or something is
+// awaited (Waiting), and Summarize, the one way Ready, Progressing and
+// Degraded are set: together, every pass, from what the pass Observed.
 //
 // Ready is the condition `kubectl wait --for=condition=Ready` waits for;
 // Progressing says the operator is still working towards the spec; Degraded

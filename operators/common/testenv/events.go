@@ -70,3 +70,18 @@ func Reported(t testing.TB, c client.Reader, obj client.Object, conds []metav1.C
 		return nil
 	})
 }
+
+// Triple says Ready, Progressing and Degraded of conds as
+// "Ready=Status/Reason Progressing=Status/Reason Degraded=Status/Reason",
+// "unset" for one that is not there: a status table's expected value.
+func Triple(conds []metav1.Condition) string {
+	s := ""
+	for _, typ := range []string{conditions.Ready, conditions.Progressing, conditions.Degraded} {
+		if c := meta.FindStatusCondition(conds, typ); c != nil {
+			s += fmt.Sprintf(" %s=%s/%s", typ, c.Status, c.Reason)
+		} else {
+			s += " " + typ + "=unset"
+		}
+	}
+	return s[1:]
+}

@@ -18,5 +18,4 @@ const (
 	// ReasonPasswordLost: the generated Secret of a running server was
 	// deleted.
 	ReasonPasswordLost = "PasswordLost"
-	ReasonReconciled   = "Reconciled"
 )

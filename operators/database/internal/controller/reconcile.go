@@ -237,57 +237,46 @@ func (r *DatabaseReconciler) reconcileService(ctx context.Context, db *dbv1.Data
 
 // summarize writes the conditions and the workshop's message from what the
 // children look like now, or from what stopped the pass: a person to act
-// (Blocked). A failed API call leaves them as they were; the pass is
-// retried.
+// (Blocked) or something to wait for (Waiting). A failed API call leaves
+// them as they were; the pass is retried.
 func summarize(db *dbv1.Database, o observed, err error) {
-	if reason, msg, blocked, ok := conditions.Reported(err); ok {
-		setNotReady(db, reason, msg, blocked)
+	if _, _, _, ok := conditions.Reported(err); ok {
+		conditions.Summarize(&db.Status.Conditions, db.Generation, conditions.Observed{}.With(err))
 		return
 	}
 	if err != nil {
 		return
 	}
-	pod := o.pod
 	db.Status.NodePort = o.nodePort
 	db.Status.Message = fmt.Sprintf("Pod and Service created by Database %s", db.Name)
-	var stuckReason, stuckMessage string
-	if pod != nil {
-		stuckReason, stuckMessage, _ = pods.Stuck(pod)
+	conditions.Summarize(&db.Status.Conditions, db.Generation, serverState(db, o.pod))
+}
+
+// serverState is what the conditions say of the server's pod and port.
+func serverState(db *dbv1.Database, pod *corev1.Pod) conditions.Observed {
+	working := func(reason, format string, args ...any) conditions.Observed {
+		return conditions.Observed{Report: conditions.Report{Reason: reason, Message: fmt.Sprintf(format, args...)}}
 	}
 	switch {
 	case pod == nil:
-		setNotReady(db, ReasonPodPending, fmt.Sprintf("creating Pod %s", db.Name), false)
+		return working(ReasonPodPending, "creating Pod %s", db.Name)
 	case !pod.DeletionTimestamp.IsZero():
-		setNotReady(db, ReasonPodTerminating, fmt.Sprintf("Pod %s is terminating and will be replaced", pod.Name), false)
-	case stuckReason != "":
+		return working(ReasonPodTerminating, "Pod %s is terminating and will be replaced", pod.Name)
+	}
+	if reason, msg, stuck := pods.Stuck(pod); stuck {
 		// The kubelet retries forever; only a person can fix the image, the
 		// Secret key or the crash. The reason is the kubelet's.
-		setNotReady(db, stuckReason, stuckMessage, true)
+		r := conditions.Report{Reason: reason, Message: msg}
+		return conditions.Observed{Report: r, Problem: r, Blocked: true}
+	}
+	switch {
 	case pod.Status.Phase != corev1.PodRunning:
-		setNotReady(db, ReasonPodPending, fmt.Sprintf("Pod %s is %s", pod.Name, pod.Status.Phase), false)
+		return working(ReasonPodPending, "Pod %s is %s", pod.Name, pod.Status.Phase)
 	case !pods.Ready(pod):
-		setNotReady(db, ReasonPodNotReady, fmt.Sprintf("Pod %s is running but not ready yet", pod.Name), false)
+		return working(ReasonPodNotReady, "Pod %s is running but not ready yet", pod.Name)
 	case db.Status.NodePort == 0:
-		setNotReady(db, ReasonPortPending, fmt.Sprintf("Service %s has no NodePort yet", db.Name), false)
-	default:
-		g := db.Generation
-		conditions.Set(&db.Status.Conditions, g, conditions.Ready, metav1.ConditionTrue, ReasonRunning,
-			"%s is ready on NodePort %d", db.Spec.Type, db.Status.NodePort)
-		conditions.Set(&db.Status.Conditions, g, conditions.Progressing, metav1.ConditionFalse, ReasonReconciled, "up to date")
-		conditions.Set(&db.Status.Conditions, g, conditions.Degraded, metav1.ConditionFalse, ReasonReconciled, "no problem found")
+		return working(ReasonPortPending, "Service %s has no NodePort yet", db.Name)
 	}
-}
-
-// setNotReady marks db not ready for reason. degraded says a person must act;
-// otherwise the operator is still progressing on its own.
-func setNotReady(db *dbv1.Database, reason, message string, degraded bool) {
-	g := db.Generation
-	conditions.Set(&db.Status.Conditions, g, conditions.Ready, metav1.ConditionFalse, reason, "%s", message)
-	if degraded {
-		conditions.Set(&db.Status.Conditions, g, conditions.Degraded, metav1.ConditionTrue, reason, "%s", message)
-		conditions.Set(&db.Status.Conditions, g, conditions.Progressing, metav1.ConditionFalse, reason, "waiting for a fix")
-		return
-	}
-	conditions.Set(&db.Status.Conditions, g, conditions.Progressing, metav1.ConditionTrue, reason, "%s", message)
-	conditions.Set(&db.Status.Conditions, g, conditions.Degraded, metav1.ConditionFalse, reason, "no problem found")
+	return conditions.Observed{Ready: true, Report: conditions.Report{Reason: ReasonRunning,
+		Message: fmt.Sprintf("%s is ready on NodePort %d", db.Spec.Type, db.Status.NodePort)}}
 }

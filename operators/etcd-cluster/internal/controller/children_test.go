@@ -102,13 +102,17 @@ func TestMemberComingBackIsDegradedOnlyAfterGrace(t *testing.T) {
 		status metav1.ConditionStatus
 		reason string
 	}{
-		{10 * time.Second, metav1.ConditionFalse, ReasonRecovering},
+		{10 * time.Second, metav1.ConditionFalse, conditions.ReasonNoProblem},
 		{memberGrace + time.Second, metav1.ConditionTrue, ReasonMemberFailed},
 	} {
-		report(c, members, obs, wait, restarted.Add(tc.after))
+		summarizeAt(c, pass{planned: true, members: members, obs: obs, step: wait}, nil, restarted.Add(tc.after))
 		d := meta.FindStatusCondition(c.Status.Conditions, conditions.Degraded)
-		if d == nil || d.Status != tc.status || d.Reason != tc.reason || !strings.Contains(d.Message, "example-2") {
-			t.Errorf("not Ready for %s: Degraded %+v, want %s %s naming example-2", tc.after, d, tc.status, tc.reason)
+		if d == nil || d.Status != tc.status || d.Reason != tc.reason {
+			t.Errorf("not Ready for %s: Degraded %+v, want %s %s", tc.after, d, tc.status, tc.reason)
+		}
+		// Whether Degraded or not, what is under way names the member.
+		if p := meta.FindStatusCondition(c.Status.Conditions, conditions.Progressing); p == nil || p.Status != metav1.ConditionTrue || !strings.Contains(p.Message, "example-2") {
+			t.Errorf("not Ready for %s: Progressing %+v, want True naming example-2", tc.after, p)
 		}
 	}
 }
@@ -125,7 +129,8 @@ func TestStuckMemberSaysWhatTheKubeletSays(t *testing.T) {
 			Waiting: &corev1.ContainerStateWaiting{Reason: "ImagePullBackOff", Message: `Back-off pulling image "quay.io/coreos/etcd:v3.6.99"`},
 		}}}},
 	}
-	report(c, members, observed{pods: map[string]*corev1.Pod{"example-2": stuck}}, membership.Step{Action: membership.None, Reason: "nothing to do"}, time.Now())
+	summarize(c, pass{planned: true, members: members, obs: observed{pods: map[string]*corev1.Pod{"example-2": stuck}},
+		step: membership.Step{Action: membership.None, Reason: "nothing to do"}}, nil)
 	d := meta.FindStatusCondition(c.Status.Conditions, conditions.Degraded)
 	if d == nil || d.Status != metav1.ConditionTrue || d.Reason != "ImagePullBackOff" ||
 		!strings.Contains(d.Message, `container etcd of pod example-2: ImagePullBackOff: Back-off pulling image "quay.io/coreos/etcd:v3.6.99"`) {

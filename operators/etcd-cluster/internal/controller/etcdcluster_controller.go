@@ -159,14 +159,15 @@ func (r *EtcdClusterReconciler) reconcileCluster(ctx context.Context, c *etcdv1.
 			c.Spec.Size, membership.Tolerates(c.Spec.Size), c.Spec.Size-1)
 	}
 	var p pass
-	if c.Spec.Paused {
-		return p, ctrl.Result{}, nil
-	}
-	// A Blocked error is looked at again as every operator's is
-	// (reconciler.Run): a stranger's object in a child's way, which no
-	// event brings back, after conditions.NameConflictRecheck.
-	if err := r.applyClusterObjects(ctx, c); err != nil {
-		return p, ctrl.Result{}, err
+	// A paused cluster is looked at, not changed: its members are read
+	// and their next step planned, for the status to tell.
+	if !c.Spec.Paused {
+		// A Blocked error is looked at again as every operator's is
+		// (reconciler.Run): a stranger's object in a child's way, which no
+		// event brings back, after conditions.NameConflictRecheck.
+		if err := r.applyClusterObjects(ctx, c); err != nil {
+			return p, ctrl.Result{}, err
+		}
 	}
 	res, err := r.reconcileMembers(ctx, c, &p)
 	return p, res, err

@@ -423,6 +423,14 @@ func TestPausedClusterIsNotChanged(t *testing.T) {
 		if !got.Status.ControlPaused || got.Status.ObservedGeneration != got.Generation {
 			return fmt.Errorf("status %+v", got.Status)
 		}
+		// Ready describes the spec of 5, which the pause holds back, and
+		// Progressing says what the next step would be.
+		ready := meta.FindStatusCondition(got.Status.Conditions, conditions.Ready)
+		progressing := meta.FindStatusCondition(got.Status.Conditions, conditions.Progressing)
+		if ready == nil || ready.Status != metav1.ConditionFalse || ready.ObservedGeneration != got.Generation ||
+			progressing == nil || progressing.Reason != conditions.ReasonPaused || !strings.Contains(progressing.Message, "the next step is Add") {
+			return fmt.Errorf("Ready %+v, Progressing %+v", ready, progressing)
+		}
 		return nil
 	})
 	// An operator that ignored the pause would have added a member within

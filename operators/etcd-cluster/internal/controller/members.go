@@ -99,6 +99,9 @@ func (r *EtcdClusterReconciler) reconcileMembers(ctx context.Context, c *etcdv1.
 			p.lost = true
 			return ctrl.Result{}, nil
 		}
+		if c.Spec.Paused {
+			return ctrl.Result{}, nil
+		}
 		return r.bootstrap(ctx, c, p)
 	}
 
@@ -115,6 +118,11 @@ func (r *EtcdClusterReconciler) reconcileMembers(ctx context.Context, c *etcdv1.
 	members, err := exec.Members(ctx)
 	if err != nil {
 		return r.unanswered(ctx, c, p, err)
+	}
+	if c.Spec.Paused {
+		markFailed(members, obs)
+		p.plan(c, members, opts)
+		return ctrl.Result{}, nil
 	}
 	if res, replaced, err := r.replaceNeverRan(ctx, c, obs, members); replaced || err != nil {
 		return res, err
@@ -133,7 +141,13 @@ func (r *EtcdClusterReconciler) unanswered(ctx context.Context, c *etcdv1.EtcdCl
 	ctrl.LoggerFrom(ctx).V(1).Info("no member answers", "error", err.Error())
 	p.unanswered = err
 	obs := p.obs
-	if !everAvailable(c) {
+	switch {
+	case c.Spec.Paused && !everAvailable(c):
+		p.bootstrap = bootstrapMembers(c, obs)
+		return ctrl.Result{}, nil
+	case c.Spec.Paused:
+		return ctrl.Result{}, nil
+	case !everAvailable(c):
 		// The first members are still starting: see that they all exist.
 		_, err := r.bootstrap(ctx, c, p)
 		return after(requeueUnreachable, err)
@@ -150,7 +164,7 @@ func (r *EtcdClusterReconciler) plan(ctx context.Context, c *etcdv1.EtcdCluster,
 	if err := r.labelVolumes(ctx, members, p.obs); err != nil {
 		return err
 	}
-	p.members, p.step, p.planned = members, membership.Next(c.Spec.Size, members, opts), true
+	p.plan(c, members, opts)
 	ctrl.LoggerFrom(ctx).V(1).Info("planned", "step", p.step.String())
 	return nil
 }

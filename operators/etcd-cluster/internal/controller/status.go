@@ -22,14 +22,13 @@ const Available = "Available"
 
 // Reasons of the conditions, besides the planner's causes and actions.
 const (
-	ReasonQuorum       = "QuorumHealthy"
-	ReasonBootstrap    = "Bootstrapping"
-	ReasonUnreachable  = "MembersUnreachable"
-	ReasonPaused       = "Paused"
-	ReasonReconciled   = "Reconciled"
-	ReasonRolling      = "RollingVersion"
-	ReasonDataLost     = "DataLost"
-	ReasonInvalid      = "InvalidSpec"
+	ReasonQuorum      = "QuorumHealthy"
+	ReasonBootstrap   = "Bootstrapping"
+	ReasonUnreachable = "MembersUnreachable"
+	ReasonRolling     = "RollingVersion"
+	ReasonDataLost    = "DataLost"
+	ReasonInvalid     = "InvalidSpec"
+	// ReasonHealthy: Ready, every member healthy.
 	ReasonHealthy      = "MembersHealthy"
 	ReasonMemberFailed = "MemberUnhealthy"
 	// ReasonRecovering: some member is not healthy yet, as while its pod
@@ -63,7 +62,8 @@ type pass struct {
 	unanswered error
 	// bootstrap names the first members while they start.
 	bootstrap []string
-	// planned: the members answered, and step is planned for them.
+	// planned: the members answered, and step is planned for them (and
+	// taken, unless the cluster is paused).
 	planned bool
 	members []membership.Member
 	step    membership.Step
@@ -73,78 +73,107 @@ type pass struct {
 	outdated  int
 }
 
+// plan notes the step planned for members.
+func (p *pass) plan(c *etcdv1.EtcdCluster, members []membership.Member, opts membership.Options) {
+	p.members, p.step, p.planned = members, membership.Next(c.Spec.Size, members, opts), true
+}
+
 // summarize sets the status from what one pass found and did, and from the
 // error that ended it (a child the API server refused, an object in a
 // child's way, a version etcd cannot move to).
 func summarize(c *etcdv1.EtcdCluster, p pass, err error) {
+	summarizeAt(c, p, err, time.Now())
+}
+
+// summarizeAt is summarize at the time now: Ready, Progressing and Degraded
+// are set together from one conditions.Observed, every pass, so that none
+// keeps what an earlier pass found. A pass that found nothing (an API call
+// failed before it could look) leaves them as they were: it is retried.
+func summarizeAt(c *etcdv1.EtcdCluster, p pass, err error, now time.Time) {
 	c.Status.ServiceName = clientServiceName(c.Name)
 	c.Status.ClientPort = clientPort
 	c.Status.ControlPaused = c.Spec.Paused
+	o, found := state(c, p, now)
+	reason, msg, blocked, reported := conditions.Reported(err)
 	switch {
-	case c.Spec.Paused:
-		paused(c)
+	case blocked:
+		// Something only a person can fix is in the spec's way.
+		c.Status.Reason = msg
+		o.Ready = false
+		o.Report = conditions.Report{Reason: reason, Message: msg}
+	case !found && !reported && !c.Spec.Paused:
 		return
+	}
+	if c.Spec.Paused {
+		o.Held = conditions.Report{Reason: conditions.ReasonPaused, Message: pausedMessage(p)}
+	}
+	conditions.Summarize(&c.Status.Conditions, c.Generation, o.With(err))
+}
+
+// pausedMessage says what a paused cluster does not do, and the step it
+// would take next.
+func pausedMessage(p pass) string {
+	msg := "spec.paused is true: no member is added, removed, started or upgraded until it is false"
+	switch {
+	case p.planned && p.step.Action != membership.None && p.step.Action != membership.Wait && p.step.Action != membership.Blocked:
+		msg += fmt.Sprintf("; the next step is %s: %s", p.step, p.step.Reason)
+	case p.planned && p.step.Action == membership.None && p.step.Reason != "":
+		msg += "; " + p.step.Reason
+	}
+	return msg
+}
+
+// state is what the conditions say of the pass p, and whether p found
+// anything to say.
+func state(c *etcdv1.EtcdCluster, p pass, now time.Time) (conditions.Observed, bool) {
+	switch {
 	case p.invalid != nil:
-		invalid(c, p.invalid)
+		c.Status.Reason = p.invalid.Error()
+		r := conditions.Report{Reason: ReasonInvalid, Message: p.invalid.Error()}
+		return conditions.Observed{Report: r, Problem: r, Blocked: true}, true
 	case p.lost:
-		lost(c)
+		return lost(c), true
 	case p.planned:
-		report(c, p.members, p.obs, p.step, time.Now())
+		o := report(c, p.members, p.obs, p.step, now)
 		if p.restarted != "" {
-			rolling(c, p.restarted, p.outdated)
+			o.Ready = false
+			o.Report = conditions.Report{Reason: ReasonRolling, Message: fmt.Sprintf("moving to version %s", c.Spec.Version)}
+			o.Work = conditions.Report{Reason: ReasonRolling, Message: fmt.Sprintf(
+				"moving to version %s one member at a time: %s restarts, %d to go", c.Spec.Version, p.restarted, p.outdated-1)}
 		}
-	default:
-		if p.unanswered != nil {
-			unreachable(c, p.obs, p.unanswered)
-		}
-		if p.bootstrap != nil {
-			bootstrapping(c, p.bootstrap)
-		}
+		return o, true
+	case p.bootstrap != nil:
+		return bootstrapping(c, p, now), true
+	case p.unanswered != nil:
+		return unreachable(c, p, now), true
+	case c.Spec.Paused:
+		return conditions.Observed{Report: conditions.Report{Reason: conditions.ReasonPaused,
+			Message: "spec.paused is true: no member is started until it is false"}}, true
 	}
-	if reason, msg, isBlocked, _ := conditions.Reported(err); isBlocked {
-		blocked(c, reason, msg)
-	}
+	return conditions.Observed{}, false
+}
+
+// lost reports a cluster that served once and has neither pods nor volumes
+// left. Starting it empty would hide that its data is gone.
+func lost(c *etcdv1.EtcdCluster) conditions.Observed {
+	msg := "every member's pod and volume is gone, and the data with them; the operator does not start an empty cluster " +
+		"under the same name. Restore from a backup, or delete and re-create the EtcdCluster to start empty"
+	c.Status.Phase, c.Status.Reason = etcdv1.PhaseFailed, msg
+	c.Status.Size, c.Status.Members = 0, etcdv1.MembersStatus{}
+	set(c, Available, metav1.ConditionFalse, ReasonDataLost, "%s", msg)
+	r := conditions.Report{Reason: ReasonDataLost, Message: msg}
+	return conditions.Observed{Report: r, Problem: r, Blocked: true}
 }
 
 func set(c *etcdv1.EtcdCluster, typ string, s metav1.ConditionStatus, reason, format string, args ...any) {
 	conditions.Set(&c.Status.Conditions, c.Generation, typ, s, reason, format, args...)
 }
 
-func paused(c *etcdv1.EtcdCluster) {
-	set(c, conditions.Progressing, metav1.ConditionFalse, ReasonPaused,
-		"spec.paused is true: no member is added, removed, started or upgraded until it is false")
-}
-
-func invalid(c *etcdv1.EtcdCluster, err error) {
-	c.Status.Reason = err.Error()
-	set(c, conditions.Progressing, metav1.ConditionFalse, ReasonInvalid, "%v", err)
-	set(c, conditions.Degraded, metav1.ConditionTrue, ReasonInvalid, "%v", err)
-}
-
-// blocked reports what only a person can fix (conditions.Blocked): an
-// object in the way of a child (apply.Claim, NameConflict), a child the API
-// server refuses (Refused), a version etcd cannot move to.
-func blocked(c *etcdv1.EtcdCluster, reason, msg string) {
-	c.Status.Reason = msg
-	set(c, conditions.Ready, metav1.ConditionFalse, reason, "%s", msg)
-	set(c, conditions.Progressing, metav1.ConditionFalse, reason, "waiting for a person to act: see Degraded")
-	set(c, conditions.Degraded, metav1.ConditionTrue, reason, "%s", msg)
-}
-
-// lost reports a cluster that served once and has neither pods nor volumes
-// left. Starting it empty would hide that its data is gone.
-func lost(c *etcdv1.EtcdCluster) {
-	msg := "every member's pod and volume is gone, and the data with them; the operator does not start an empty cluster " +
-		"under the same name. Restore from a backup, or delete and re-create the EtcdCluster to start empty"
-	c.Status.Phase, c.Status.Reason = etcdv1.PhaseFailed, msg
-	c.Status.Size, c.Status.Members = 0, etcdv1.MembersStatus{}
-	set(c, Available, metav1.ConditionFalse, ReasonDataLost, "%s", msg)
-	set(c, conditions.Ready, metav1.ConditionFalse, ReasonDataLost, "%s", msg)
-	set(c, conditions.Progressing, metav1.ConditionFalse, ReasonDataLost, "%s", msg)
-	set(c, conditions.Degraded, metav1.ConditionTrue, ReasonDataLost, "%s", msg)
-}
-
-func bootstrapping(c *etcdv1.EtcdCluster, names []string) {
+// bootstrapping reports the first members of a new cluster while they
+// start. It is Degraded once they need a person: a pod the kubelet cannot
+// run, or no member answering for memberGrace.
+func bootstrapping(c *etcdv1.EtcdCluster, p pass, now time.Time) conditions.Observed {
+	names := p.bootstrap
 	if c.Status.Phase == "" {
 		c.Status.Phase = etcdv1.PhaseCreating
 	}
@@ -155,37 +184,47 @@ func bootstrapping(c *etcdv1.EtcdCluster, names []string) {
 	if !conditions.IsTrue(c.Status.Conditions, Available) {
 		set(c, Available, metav1.ConditionFalse, ReasonBootstrap, "the first %d members are starting", len(names))
 	}
-	set(c, conditions.Progressing, metav1.ConditionTrue, ReasonBootstrap, "starting a new cluster of %s", strings.Join(names, ", "))
-	set(c, conditions.Ready, metav1.ConditionFalse, ReasonBootstrap, "starting a new cluster of %s", strings.Join(names, ", "))
+	o := conditions.Observed{Report: conditions.Report{Reason: ReasonBootstrap,
+		Message: fmt.Sprintf("starting a new cluster of %s", strings.Join(names, ", "))}}
+	if reason, why, failed := failing(names, p.obs, now); failed {
+		o.Problem = conditions.Report{Reason: reason, Message: fmt.Sprintf("the new cluster's members do not start%s", why)}
+		if p.unanswered != nil {
+			o.Problem.Message += fmt.Sprintf("; no member answers: %v", p.unanswered)
+		}
+	}
+	return o
 }
 
-// unreachable reports that no member answered. Before the cluster first
-// served, that is its members starting; afterwards, an outage.
-func unreachable(c *etcdv1.EtcdCluster, obs observed, err error) {
-	names := obs.names(c.Name)
+// unreachable reports a cluster that served once and none of whose members
+// answers: an outage. The operator recreates the pods of members whose
+// volume is kept.
+func unreachable(c *etcdv1.EtcdCluster, p pass, now time.Time) conditions.Observed {
+	names := p.obs.names(c.Name)
 	c.Status.Size = len(names)
 	c.Status.Members = etcdv1.MembersStatus{Unready: names}
-	set(c, conditions.Ready, metav1.ConditionFalse, ReasonUnreachable, "no member answers: %v", err)
-	if !everAvailable(c) {
-		c.Status.Phase = etcdv1.PhaseCreating
-		set(c, Available, metav1.ConditionFalse, ReasonBootstrap, "waiting for the first members to start and elect a leader: %v", err)
-		return
+	msg := fmt.Sprintf("no member answers: %v", p.unanswered)
+	c.Status.Reason = msg
+	set(c, Available, metav1.ConditionFalse, ReasonUnreachable, "%s", msg)
+	o := conditions.Observed{
+		Report:  conditions.Report{Reason: ReasonUnreachable, Message: msg},
+		Problem: conditions.Report{Reason: ReasonUnreachable, Message: "no member answers; pods of members whose volume is kept are recreated: " + p.unanswered.Error()},
 	}
-	c.Status.Reason = fmt.Sprintf("no member answers: %v", err)
-	set(c, Available, metav1.ConditionFalse, ReasonUnreachable, "no member answers: %v", err)
-	set(c, conditions.Degraded, metav1.ConditionTrue, ReasonUnreachable,
-		"no member answers; pods of members whose volume is kept are recreated: %v", err)
+	if reason, why, failed := failing(names, p.obs, now); failed {
+		o.Problem = conditions.Report{Reason: reason, Message: msg + why}
+	}
+	return o
 }
 
 // report writes what etcd said and what the operator does next.
-func report(c *etcdv1.EtcdCluster, members []membership.Member, obs observed, step membership.Step, now time.Time) {
+func report(c *etcdv1.EtcdCluster, members []membership.Member, obs observed, step membership.Step, now time.Time) conditions.Observed {
 	c.Status.Size = len(members)
-	var ready, unready []string
+	var ready, unready, unhealthy []string
 	for _, m := range members {
 		if m.Healthy {
 			ready = append(ready, m.Name)
 		} else {
 			unready = append(unready, m.String())
+			unhealthy = append(unhealthy, m.Name)
 		}
 	}
 	sortByOrdinal(c.Name, ready)
@@ -205,67 +244,66 @@ func report(c *etcdv1.EtcdCluster, members []membership.Member, obs observed, st
 		set(c, Available, metav1.ConditionFalse, string(membership.QuorumLost), "%s", v)
 	}
 
+	var o conditions.Observed
 	c.Status.Reason = ""
 	switch step.Action {
 	case membership.None:
-		set(c, conditions.Progressing, metav1.ConditionFalse, ReasonReconciled, "%s", step.Reason)
 	case membership.Blocked:
 		c.Status.Reason = step.Reason
 		if step.Cause == membership.QuorumLost && everAvailable(c) {
 			c.Status.Phase = etcdv1.PhaseFailed
 		}
-		set(c, conditions.Progressing, metav1.ConditionFalse, string(step.Cause), "%s", step.Reason)
+		o.Problem, o.Blocked = conditions.Report{Reason: string(step.Cause), Message: step.Reason}, true
 	case membership.Wait:
 		c.Status.Reason = step.Reason
-		set(c, conditions.Progressing, metav1.ConditionTrue, string(step.Cause), "%s", step.Reason)
+		o.Work = conditions.Report{Reason: string(step.Cause), Message: step.Reason}
 	default:
-		set(c, conditions.Progressing, metav1.ConditionTrue, string(step.Action), "%s: %s", step, step.Reason)
+		o.Work = conditions.Report{Reason: string(step.Action), Message: fmt.Sprintf("%s: %s", step, step.Reason)}
 	}
 
 	settled := step.Action == membership.None && len(unready) == 0 && c.Status.TargetVersion == ""
 	switch waiting := podsNotReady(c.Name, members, obs); {
 	case !settled:
-		set(c, conditions.Ready, metav1.ConditionFalse, notReadyReason(step), "%s", step.Reason)
+		o.Report = conditions.Report{Reason: notReadyReason(step), Message: step.Reason}
 	case len(waiting) > 0:
 		// etcd answers before the kubelet's next probe: Ready waits for
 		// it, so that what kubectl shows of the pods agrees.
-		set(c, conditions.Ready, metav1.ConditionFalse, ReasonPodsNotReady,
-			"every member answers; waiting for the kubelet to find %s Ready (the client Service sends them no traffic before)", strings.Join(waiting, ", "))
+		o.Report = conditions.Report{Reason: ReasonPodsNotReady, Message: fmt.Sprintf(
+			"every member answers; waiting for the kubelet to find %s Ready (the client Service sends them no traffic before)", strings.Join(waiting, ", "))}
 	default:
-		set(c, conditions.Ready, metav1.ConditionTrue, ReasonHealthy, "%d members, all healthy, running etcd %s", len(members), c.Status.CurrentVersion)
+		o.Ready = true
+		o.Report = conditions.Report{Reason: ReasonHealthy, Message: fmt.Sprintf("%d members, all healthy, running etcd %s", len(members), c.Status.CurrentVersion)}
 	}
 
-	switch reason, why, failed := failing(members, obs, now); {
-	case step.Action == membership.Blocked:
-		set(c, conditions.Degraded, metav1.ConditionTrue, string(step.Cause), "%s", step.Reason)
+	switch reason, why, failed := failing(unhealthy, obs, now); {
+	case o.Blocked:
 	case failed:
-		set(c, conditions.Degraded, metav1.ConditionTrue, reason, "%s not healthy%s", strings.Join(unready, ", "), why)
-	case len(unready) > 0:
+		o.Problem = conditions.Report{Reason: reason, Message: fmt.Sprintf("%s not healthy%s", strings.Join(unready, ", "), why)}
+	case len(unready) > 0 && o.Work.Reason == "":
 		// A member coming back (its pod restarted by a roll, recreated
 		// on its volume, a new member catching up) is the operator's to
 		// finish: Progressing says how.
-		set(c, conditions.Degraded, metav1.ConditionFalse, ReasonRecovering,
-			"%s not healthy yet; Degraded if not within %s", strings.Join(unready, ", "), memberGrace)
-	default:
-		set(c, conditions.Degraded, metav1.ConditionFalse, ReasonHealthy, "every member is healthy")
+		o.Work = conditions.Report{Reason: ReasonRecovering, Message: fmt.Sprintf(
+			"%s not healthy yet; Degraded if not within %s", strings.Join(unready, ", "), memberGrace)}
 	}
+	return o
 }
 
-// failing reports an unhealthy member that needs a person: its pod waits
-// for one (an image that never pulls, a crash loop: the kubelet's reason
-// and message), or has not been Ready for memberGrace.
-func failing(members []membership.Member, obs observed, now time.Time) (reason, why string, failed bool) {
+// failing reports an unhealthy member of names that needs a person: its
+// pod waits for one (an image that never pulls, a crash loop: the kubelet's
+// reason and message), or has not been Ready for memberGrace.
+func failing(names []string, obs observed, now time.Time) (reason, why string, failed bool) {
 	var long []string
-	for _, m := range members {
-		p := obs.pods[m.Name]
-		if m.Healthy || p == nil || !p.DeletionTimestamp.IsZero() {
+	for _, name := range names {
+		p := obs.pods[name]
+		if p == nil || !p.DeletionTimestamp.IsZero() {
 			continue
 		}
 		if r, msg, stuck := pods.Stuck(p); stuck {
 			return r, ": " + msg, true
 		}
 		if !pods.Ready(p) && now.Sub(notReadySince(p)) > memberGrace {
-			long = append(long, m.Name)
+			long = append(long, name)
 		}
 	}
 	if len(long) > 0 {
@@ -306,12 +344,6 @@ func notReadyReason(step membership.Step) string {
 		return ReasonRolling
 	}
 	return string(step.Action)
-}
-
-func rolling(c *etcdv1.EtcdCluster, member string, left int) {
-	set(c, conditions.Ready, metav1.ConditionFalse, ReasonRolling, "moving to version %s", c.Spec.Version)
-	set(c, conditions.Progressing, metav1.ConditionTrue, ReasonRolling,
-		"moving to version %s one member at a time: %s restarts, %d to go", c.Spec.Version, member, left-1)
 }
 
 // versions reads the version the member pods run off their image tags:

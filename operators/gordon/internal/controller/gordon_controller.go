@@ -238,59 +238,61 @@ func summarize(g *gordonv1.Gordon, plan *replicas.Plan, err error) {
 	s.Replicas = int32(len(plan.Keep))
 	s.ReadyReplicas = 0
 	s.Pods = nil
-	stuck, stuckReason, stuckMessage := 0, "", ""
 	for _, pod := range plan.Keep {
 		s.Pods = append(s.Pods, pod.Name)
 		if pods.Ready(pod) {
 			s.ReadyReplicas++
 		}
+	}
+	sort.Strings(s.Pods)
+	conditions.Summarize(&s.Conditions, g.Generation, state(s, g.Spec.Gordon.Replicas, plan, err))
+}
+
+// state is what the conditions say of a pass: the status it wrote, its
+// plan and the error that ended it.
+func state(s *gordonv1.GordonStatus, desired int32, plan *replicas.Plan, err error) conditions.Observed {
+	// Kept pods that cannot run, the first one's reason and message as
+	// the example.
+	stuck, stuckReason, stuckMessage := 0, "", ""
+	for _, pod := range plan.Keep {
 		if reason, message, ok := pods.Stuck(pod); ok {
 			if stuck++; stuck == 1 {
 				stuckReason, stuckMessage = reason, message
 			}
 		}
 	}
-	sort.Strings(s.Pods)
-
-	desired, gen := g.Spec.Gordon.Replicas, g.Generation
+	var o conditions.Observed
+	if stuck > 0 {
+		// The kubelet retries forever: a person must fix the image or the
+		// crash. The reason is the kubelet's.
+		o.Problem = conditions.Report{Reason: stuckReason,
+			Message: fmt.Sprintf("%d of %d pods cannot run; %s", stuck, len(plan.Keep), stuckMessage)}
+	}
+	report := func(reason, format string, args ...any) {
+		o.Report = conditions.Report{Reason: reason, Message: fmt.Sprintf(format, args...)}
+	}
 	blockedReason, blockedMessage, blocked, _ := conditions.Reported(err)
 	switch {
 	case blocked:
 		// The API server refuses the pods (reconciler.Run made the
 		// refusal Blocked): its message says why.
-		conditions.Set(&s.Conditions, gen, conditions.Degraded, metav1.ConditionTrue, blockedReason, "%s", blockedMessage)
-	case stuck > 0:
-		// The kubelet retries forever: a person must fix the image or the
-		// crash. The reason is the kubelet's, the first stuck pod the example.
-		conditions.Set(&s.Conditions, gen, conditions.Degraded, metav1.ConditionTrue, stuckReason,
-			"%d of %d pods cannot run; %s", stuck, len(plan.Keep), stuckMessage)
-	default:
-		conditions.Set(&s.Conditions, gen, conditions.Degraded, metav1.ConditionFalse, ReasonNoProblem, "no problem found")
-	}
-	switch {
-	case blocked:
-		conditions.Set(&s.Conditions, gen, conditions.Ready, metav1.ConditionFalse, blockedReason, "%d of %d pods ready; %s", s.ReadyReplicas, desired, blockedMessage)
-		conditions.Set(&s.Conditions, gen, conditions.Progressing, metav1.ConditionFalse, blockedReason, "waiting for a person to act: see Degraded")
+		report(blockedReason, "%d of %d pods ready; %s", s.ReadyReplicas, desired, blockedMessage)
+		o.Problem, o.Blocked = conditions.Report{Reason: blockedReason, Message: blockedMessage}, true
 	case err != nil:
-		conditions.Set(&s.Conditions, gen, conditions.Ready, metav1.ConditionFalse, ReasonCreateFail, "%v", err)
-		conditions.Set(&s.Conditions, gen, conditions.Progressing, metav1.ConditionTrue, ReasonCreateFail, "retrying")
+		report(ReasonCreateFail, "%v", err)
+		o.Work = conditions.Report{Reason: ReasonCreateFail, Message: "retrying"}
 	case plan.Create > 0 || len(plan.Delete) > 0:
-		msg := fmt.Sprintf("scaling from %d to %d pods", s.Replicas, desired)
-		conditions.Set(&s.Conditions, gen, conditions.Ready, metav1.ConditionFalse, ReasonScaling, "%s", msg)
-		conditions.Set(&s.Conditions, gen, conditions.Progressing, metav1.ConditionTrue, ReasonScaling, "%s", msg)
+		report(ReasonScaling, "scaling from %d to %d pods", s.Replicas, desired)
 	case stuck > 0:
-		msg := fmt.Sprintf("%d of %d pods ready", s.ReadyReplicas, desired)
-		conditions.Set(&s.Conditions, gen, conditions.Ready, metav1.ConditionFalse, stuckReason, "%s", msg)
-		conditions.Set(&s.Conditions, gen, conditions.Progressing, metav1.ConditionFalse, stuckReason, "waiting for a person to act: see Degraded")
+		report(stuckReason, "%d of %d pods ready", s.ReadyReplicas, desired)
+		o.Blocked = true
 	case s.ReadyReplicas < desired:
-		msg := fmt.Sprintf("%d of %d pods ready", s.ReadyReplicas, desired)
-		conditions.Set(&s.Conditions, gen, conditions.Ready, metav1.ConditionFalse, ReasonWaiting, "%s", msg)
-		conditions.Set(&s.Conditions, gen, conditions.Progressing, metav1.ConditionTrue, ReasonWaiting, "%s", msg)
+		report(ReasonWaiting, "%d of %d pods ready", s.ReadyReplicas, desired)
 	default:
-		msg := fmt.Sprintf("%d of %d pods ready", s.ReadyReplicas, desired)
-		conditions.Set(&s.Conditions, gen, conditions.Ready, metav1.ConditionTrue, ReasonAllReady, "%s", msg)
-		conditions.Set(&s.Conditions, gen, conditions.Progressing, metav1.ConditionFalse, ReasonAllReady, "%s", msg)
+		report(ReasonAllReady, "%d of %d pods ready", s.ReadyReplicas, desired)
+		o.Ready = true
 	}
+	return o
 }
 
 // SetupWithManager watches Gordons and their pods. Pod events also feed the

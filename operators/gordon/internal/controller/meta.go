@@ -20,5 +20,4 @@ const (
 	ReasonScaling    = "Scaling"
 	ReasonWaiting    = "WaitingForPods"
 	ReasonCreateFail = "CreateFailed"
-	ReasonNoProblem  = "NoProblem"
 )

@@ -75,5 +75,4 @@ const (
 	ReasonSpaceLow         = "BackupVolumeLow"
 	ReasonSpaceUnknown     = "SpaceNotMeasured"
 	ReasonReady            = "Ready"
-	ReasonUpToDate         = "UpToDate"
 )

@@ -45,19 +45,13 @@ func (r *MySQLReconciler) finalize(ctx context.Context, m *mysqlv1.MySQL) (obser
 // Degraded: it serves no more clients, whatever its server does.
 func summarizeDelete(m *mysqlv1.MySQL, o observed, err error) {
 	setReports(m, o)
-	setCondition(m, conditions.Ready, metav1.ConditionFalse, ReasonDeleting, fmt.Sprintf("%s is being deleted", m.Name))
-	reason, msg, blocked, reported := conditions.Reported(err)
-	switch {
-	case blocked:
-		setCondition(m, conditions.Progressing, metav1.ConditionFalse, reason, "waiting for a person to act: see Degraded")
-		setCondition(m, conditions.Degraded, metav1.ConditionTrue, reason, msg)
-		return
-	case reported:
-		setCondition(m, conditions.Progressing, metav1.ConditionTrue, reason, msg)
-	default:
-		setCondition(m, conditions.Progressing, metav1.ConditionTrue, ReasonDeleting, "deleting the server, its volume, its Service and its credentials")
+	deleting := conditions.Observed{
+		Report: conditions.Report{Reason: ReasonDeleting, Message: fmt.Sprintf("%s is being deleted", m.Name)},
+		Work:   conditions.Report{Reason: ReasonDeleting, Message: "deleting the server, its volume, its Service and its credentials"},
 	}
-	setCondition(m, conditions.Degraded, metav1.ConditionFalse, ReasonDeleting, "no problem found")
+	o2 := deleting.With(err)
+	o2.Report = deleting.Report
+	conditions.Summarize(&m.Status.Conditions, m.Generation, o2)
 }
 
 // backupBeforeDelete returns true once the deletion may go on.

@@ -108,8 +108,9 @@ func waitSummary(t *testing.T, m *mysqlv1.MySQL, ready, progressing, degraded is
 }
 
 var (
-	upToDate = is{metav1.ConditionFalse, ReasonUpToDate}
-	serves   = is{metav1.ConditionTrue, ReasonReady}
+	upToDate  = is{metav1.ConditionFalse, conditions.ReasonUpToDate}
+	noProblem = is{metav1.ConditionFalse, conditions.ReasonNoProblem}
+	serves    = is{metav1.ConditionTrue, ReasonReady}
 )
 
 // serverUp does what the Deployment controller and a kubelet would: a
@@ -594,7 +595,7 @@ func TestPasswordChange(t *testing.T) {
 	ns := suite.Namespace(t, nil)
 	m := create(t, homework(ns, "rotating"))
 	ready(t, m, "no-backup")
-	waitSummary(t, m, serves, upToDate, upToDate)
+	waitSummary(t, m, serves, upToDate, noProblem)
 	d := &appsv1.Deployment{}
 	get(t, key(m, "rotating"), d)
 	if v := d.Spec.Template.Annotations[passwordVersionAnnotation]; v != "1" {
@@ -629,7 +630,7 @@ func TestPasswordChange(t *testing.T) {
 	// The server serves on while the Job changes its password, for the
 	// spec before: kubectl wait --for=condition=Ready does not pass yet.
 	changing := is{metav1.ConditionTrue, ReasonChangingPassword}
-	readyFor(t, waitSummary(t, m, serves, changing, upToDate), false)
+	readyFor(t, waitSummary(t, m, serves, changing, noProblem), false)
 	j := &batchv1.Job{}
 	get(t, key(m, "password-rotating-job"), j)
 	assertNoPassword(t, j, "n3w'pass")
@@ -656,7 +657,7 @@ func TestPasswordChange(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitNewJob(t, j)
-	waitSummary(t, m, serves, changing, upToDate)
+	waitSummary(t, m, serves, changing, noProblem)
 	finishJob(t, m, j.Name, true, "password-changed")
 	waitCondition(t, m, PasswordChanged, metav1.ConditionTrue, ReasonPasswordChanged)
 	creds := credentials(t, m)
@@ -680,7 +681,7 @@ func TestPasswordChange(t *testing.T) {
 	}
 	deploymentAvailable(t, d)
 	// Once the change is done, Progressing goes back to False.
-	got := waitSummary(t, m, serves, upToDate, upToDate)
+	got := waitSummary(t, m, serves, upToDate, noProblem)
 	readyFor(t, got, true)
 	// kubectl wait --for=condition=PasswordChanged passes on the new spec
 	// (it compares the condition's observedGeneration too).
@@ -804,9 +805,9 @@ func TestPasswordFromSecret(t *testing.T) {
 	}
 	// Degraded clears as soon as the Secret exists: the server starts.
 	starting := is{metav1.ConditionFalse, ReasonServerStarting}
-	waitSummary(t, m, starting, is{metav1.ConditionTrue, ReasonServerStarting}, upToDate)
+	waitSummary(t, m, starting, is{metav1.ConditionTrue, ReasonServerStarting}, noProblem)
 	ready(t, m, "no-backup")
-	waitSummary(t, m, serves, upToDate, upToDate)
+	waitSummary(t, m, serves, upToDate, noProblem)
 	if p := credentials(t, m)[keyPassword]; p != "from-a-secret" {
 		t.Errorf("credentials hold %q", p)
 	}
@@ -1060,7 +1061,7 @@ func TestNeverAdoptsAStranger(t *testing.T) {
 				t.Fatal(err)
 			}
 			if _, ok := stranger.(*corev1.PersistentVolumeClaim); !ok {
-				waitCondition(t, m, conditions.Degraded, metav1.ConditionFalse, ReasonUpToDate)
+				waitCondition(t, m, conditions.Degraded, metav1.ConditionFalse, conditions.ReasonNoProblem)
 			}
 		})
 	}
@@ -1245,7 +1246,7 @@ func TestStuckServerIsDegraded(t *testing.T) {
 		t.Fatal(err)
 	}
 	ready(t, m, "no-backup free=1073741824")
-	waitCondition(t, m, conditions.Degraded, metav1.ConditionFalse, ReasonUpToDate)
+	waitCondition(t, m, conditions.Degraded, metav1.ConditionFalse, conditions.ReasonNoProblem)
 	if n := eventsOf(t, m, "ImagePullBackOff"); n != 1 {
 		t.Errorf("%d ImagePullBackOff events, want 1", n)
 	}
@@ -1362,5 +1363,5 @@ func TestRefusedFirstServerPodIsTold(t *testing.T) {
 	// creates the pod and the condition goes: so does Degraded.
 	get(t, key(m, m.Name), d)
 	setFailure(false)
-	waitCondition(t, m, conditions.Degraded, metav1.ConditionFalse, ReasonUpToDate)
+	waitCondition(t, m, conditions.Degraded, metav1.ConditionFalse, conditions.ReasonNoProblem)
 }

@@ -70,39 +70,22 @@ func setReports(m *mysqlv1.MySQL, o observed) {
 // pass is retried.
 func summarize(m *mysqlv1.MySQL, o observed, err error) {
 	setReports(m, o)
-	reason, msg, blocked, reported := conditions.Reported(err)
-	if err != nil && !reported {
+	if _, _, _, reported := conditions.Reported(err); err != nil && !reported {
 		return
 	}
-	switch {
-	case o.serving:
-		setCondition(m, conditions.Ready, metav1.ConditionTrue, ReasonReady, fmt.Sprintf("%s answers on %s:%d", m.Name, m.Name, mysqlPort))
-	case reason != "":
-		setCondition(m, conditions.Ready, metav1.ConditionFalse, reason, msg)
-	default:
-		setCondition(m, conditions.Ready, metav1.ConditionFalse, ReasonServerStarting, o.server)
-	}
-	switch {
-	case blocked:
-		setCondition(m, conditions.Progressing, metav1.ConditionFalse, reason, "waiting for a person to act: see Degraded")
-	case reason != "":
-		setCondition(m, conditions.Progressing, metav1.ConditionTrue, reason, msg)
-	case !o.serving:
-		setCondition(m, conditions.Progressing, metav1.ConditionTrue, ReasonServerStarting, o.server)
-	default:
-		setCondition(m, conditions.Progressing, metav1.ConditionFalse, ReasonUpToDate, "up to date")
+	state := conditions.Observed{Ready: o.serving,
+		Report: conditions.Report{Reason: ReasonServerStarting, Message: o.server}}
+	if o.serving {
+		state.Report = conditions.Report{Reason: ReasonReady, Message: fmt.Sprintf("%s answers on %s:%d", m.Name, m.Name, mysqlPort)}
 	}
 	space := meta.FindStatusCondition(m.Status.Conditions, BackupSpace)
 	switch {
-	case blocked:
-		setCondition(m, conditions.Degraded, metav1.ConditionTrue, reason, msg)
 	case o.problem.reason != "":
-		setCondition(m, conditions.Degraded, metav1.ConditionTrue, o.problem.reason, o.problem.message)
+		state.Problem = conditions.Report{Reason: o.problem.reason, Message: o.problem.message}
 	case space != nil && space.Status == metav1.ConditionFalse:
-		setCondition(m, conditions.Degraded, metav1.ConditionTrue, space.Reason, space.Message)
-	default:
-		setCondition(m, conditions.Degraded, metav1.ConditionFalse, ReasonUpToDate, "no problem found")
+		state.Problem = conditions.Report{Reason: space.Reason, Message: space.Message}
 	}
+	conditions.Summarize(&m.Status.Conditions, m.Generation, state.With(err))
 }
 
 // reconcileChildren makes the server's objects, runs the restore and, once
