@@ -16,9 +16,8 @@ import (
 // on its way. A pass that needs it ends there (reconciler.Run ends it
 // without a status write); that event brings the object back, or, should
 // it never come, the pass runs again After. Reading it from the API server
-// instead cost a read per object whose next pass came at once (401 reads
-// for 1000 Databases, each on the Service kind's client limiter, the one
-// that bounded them).
+// instead cost a read per object whose next pass came at once, each on the
+// kind's client limiter, the one that bounds make bench's runs.
 type Unseen struct {
 	Kind  string
 	Key   client.ObjectKey

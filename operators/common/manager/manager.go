@@ -225,8 +225,8 @@ func metricsOptions(o Options) metricsserver.Options {
 
 // GCPercent is the operators' garbage collection target unless $GOGC says
 // otherwise: the heap may grow to 1.5 times what is live, not Go's default
-// 2. The operators wait on the API server, not on the CPU: make bench's 1000
-// Databases took the same 95 s with it, peaking at 63.0 MiB instead of 72.9.
+// 2. The operators wait on the API server, not on the CPU: make bench's runs
+// took as long with it, and peaked lower (bench/README.md).
 const GCPercent = 50
 
 // DefaultWorkers is --workers unless given: how many custom resources

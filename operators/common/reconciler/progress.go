@@ -30,7 +30,7 @@ type queue = workqueue.TypedRateLimitingInterface[reconcile.Request]
 // Service kinds' client limiters) before the first pass their pods'
 // readiness brought (each waiting on the Database kind's limiter): the
 // limiters worked one after the other, where now they work side by side
-// (96 s then, 69 s now, 52 s with apply.Unseen: bench/README.md), and an
+// (bench/README.md measures the difference), and an
 // object reaches Ready before the objects created after it start. It is
 // for passes that end quickly: one that waits on what may not answer
 // (etcd-cluster's, which ask the members) would keep new work waiting

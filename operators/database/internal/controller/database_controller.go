@@ -75,8 +75,10 @@ func (r *DatabaseReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 // Cache narrows the operator's cache to its own Pods and Services, with the
 // app.kubernetes.io/managed-by label, instead of every Pod and Service of the
 // cluster. Secrets are watched for their metadata only (a Database may name
-// any Secret of its namespace): no password is held in memory, and a Secret
-// is read from the API server when a Database needs it.
+// any Secret of its namespace), so the cache holds no Secret's data: a
+// Secret is read from the API server when a Database needs it, and kept
+// (secrets.Reader) only while the Secret is unchanged and a Database names
+// or owns it.
 func Cache() map[client.Object]cache.ByObject {
 	return manager.Children(FieldOwner, &corev1.Pod{}, &corev1.Service{})
 }
