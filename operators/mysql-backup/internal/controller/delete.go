@@ -40,20 +40,6 @@ func (r *MySQLReconciler) finalize(ctx context.Context, m *mysqlv1.MySQL) (obser
 	return o, true, r.deleteVerifyJob(ctx, m)
 }
 
-// summarizeDelete sets the conditions of a MySQL being deleted: what the
-// pass found of its backup (o.reports), then Ready, Progressing and
-// Degraded: it serves no more clients, whatever its server does.
-func summarizeDelete(m *mysqlv1.MySQL, o observed, err error) {
-	setReports(m, o)
-	deleting := conditions.Observed{
-		Report: conditions.Report{Reason: ReasonDeleting, Message: fmt.Sprintf("%s is being deleted", m.Name)},
-		Work:   conditions.Report{Reason: ReasonDeleting, Message: "deleting the server, its volume, its Service and its credentials"},
-	}
-	o2 := deleting.With(err)
-	o2.Report = deleting.Report
-	conditions.Summarize(&m.Status.Conditions, m.Generation, o2)
-}
-
 // backupBeforeDelete returns true once the deletion may go on.
 func (r *MySQLReconciler) backupBeforeDelete(ctx context.Context, m *mysqlv1.MySQL, o *observed) (bool, error) {
 	name := backupJobName(m.Name)

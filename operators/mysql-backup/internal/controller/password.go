@@ -232,3 +232,60 @@ func (r *MySQLReconciler) deleteJob(ctx context.Context, j *batchv1.Job) error {
 	err := r.Delete(ctx, j, client.PropagationPolicy(metav1.DeletePropagationBackground), client.Preconditions{UID: &j.UID})
 	return client.IgnoreNotFound(err)
 }
+
+// desiredPassword returns the root password the spec asks for.
+func (r *MySQLReconciler) desiredPassword(ctx context.Context, m *mysqlv1.MySQL) (string, error) {
+	if m.Spec.PasswordSecretRef == nil {
+		return m.Spec.Password, nil
+	}
+	ref := m.Spec.PasswordSecretRef
+	p, err := r.Secrets.Key(ctx, r.secretReads, m.Namespace, ref.Name, ref.Key, "the root password", "")
+	return string(p), err
+}
+
+// credentials returns the Secret that holds the passwords the server may
+// have, creating it from the spec's password (desired, or desiredErr when
+// there is none) the first time. Afterwards only reconcilePassword changes
+// it, so it always holds a password the server accepts.
+func (r *MySQLReconciler) credentials(ctx context.Context, m *mysqlv1.MySQL, desired string, desiredErr error) (*corev1.Secret, error) {
+	s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: credentialsName(m.Name), Namespace: m.Namespace}}
+	if desiredErr == nil {
+		// One that neither the cache nor memory has is created at once:
+		// the create says whether the name is taken (AlreadyExists, then
+		// claimed below), where a read first cost every new MySQL a
+		// request to the API server.
+		absent, err := r.secretReads.Absent(ctx, client.ObjectKeyFromObject(s))
+		if err != nil {
+			return nil, err
+		}
+		if absent {
+			if made, err := r.createCredentials(ctx, m, desired); !apierrors.IsAlreadyExists(err) {
+				return made, err
+			}
+		}
+	}
+	exists, err := r.claim(ctx, m, s)
+	switch {
+	case err != nil:
+		return nil, err
+	case exists:
+		if s.Data == nil {
+			s.Data = map[string][]byte{}
+		}
+		return s, nil
+	case desiredErr != nil:
+		return nil, desiredErr
+	}
+	return r.createCredentials(ctx, m, desired)
+}
+
+// createCredentials creates m's credentials Secret with the password
+// desired.
+func (r *MySQLReconciler) createCredentials(ctx context.Context, m *mysqlv1.MySQL, desired string) (*corev1.Secret, error) {
+	s := credentialsSecret(m, desired)
+	if err := r.Create(ctx, s, client.FieldOwner(FieldOwner)); err != nil {
+		return nil, err
+	}
+	r.secretReads.Remember(s)
+	return s, nil
+}

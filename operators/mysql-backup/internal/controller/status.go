@@ -1,0 +1,92 @@
+package controller
+
+import (
+	"fmt"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/operator-workshops/workshop/operators/common/conditions"
+	mysqlv1 "github.com/operator-workshops/workshop/operators/mysql-backup/api/v1"
+)
+
+// observed is what one pass saw of the server, for summarize.
+type observed struct {
+	// serving: the restore is done and the server answers clients through
+	// its Service.
+	serving bool
+	// server says what the server is doing when it is not serving.
+	server string
+	// problem, when its reason is set, is what a person should know while
+	// the rest goes on: Degraded says it (a data volume the API server
+	// refused to change, one being deleted under the server).
+	problem struct{ reason, message string }
+	// unapplied: the problem kept part of the spec from being carried out,
+	// so its generation is not observed (reconciler.Run).
+	unapplied bool
+	// recheck, when set, is how soon to look again without an event: when
+	// a server pod not ready yet reaches serverReadyLimit.
+	recheck time.Duration
+	// reports are what the pass found of the MySQL's own condition types
+	// (Restored, BackupSpace, PasswordChanged; BackupSucceeded while it is
+	// deleted), in the order found.
+	reports []metav1.Condition
+}
+
+// report notes condition typ as the pass found it, for summarize.
+func (o *observed) report(typ string, s metav1.ConditionStatus, reason, msg string) {
+	o.reports = append(o.reports, metav1.Condition{Type: typ, Status: s, Reason: reason, Message: msg})
+}
+
+// setReports sets the conditions o reports.
+func setReports(m *mysqlv1.MySQL, o observed) {
+	for _, c := range o.reports {
+		setCondition(m, c.Type, c.Status, c.Reason, c.Message)
+	}
+}
+
+// summarize is where a MySQL's conditions are set: the MySQL's own types
+// as the pass found them (o.reports: what its Jobs and volumes say), then
+// Ready, Progressing and Degraded derived from what this pass observed, so
+// that none stays behind once its cause is gone, and from what stopped it
+// early, if anything did: a person to act (Blocked) or something to wait
+// for (Waiting). A failed API call leaves those three as they were; the
+// pass is retried.
+func summarize(m *mysqlv1.MySQL, o observed, err error) {
+	setReports(m, o)
+	if _, _, _, reported := conditions.Reported(err); err != nil && !reported {
+		return
+	}
+	state := conditions.Observed{Ready: o.serving,
+		Report: conditions.Report{Reason: ReasonServerStarting, Message: o.server}}
+	if o.serving {
+		state.Report = conditions.Report{Reason: ReasonReady, Message: fmt.Sprintf("%s answers on %s:%d", m.Name, m.Name, mysqlPort)}
+	}
+	space := meta.FindStatusCondition(m.Status.Conditions, BackupSpace)
+	switch {
+	case o.problem.reason != "":
+		state.Problem = conditions.Report{Reason: o.problem.reason, Message: o.problem.message}
+	case space != nil && space.Status == metav1.ConditionFalse:
+		state.Problem = conditions.Report{Reason: space.Reason, Message: space.Message}
+	}
+	conditions.Summarize(&m.Status.Conditions, m.Generation, state.With(err))
+}
+
+func setCondition(m *mysqlv1.MySQL, typ string, s metav1.ConditionStatus, reason, msg string) {
+	conditions.Set(&m.Status.Conditions, m.Generation, typ, s, reason, "%s", msg)
+}
+
+// summarizeDelete sets the conditions of a MySQL being deleted: what the
+// pass found of its backup (o.reports), then Ready, Progressing and
+// Degraded: it serves no more clients, whatever its server does.
+func summarizeDelete(m *mysqlv1.MySQL, o observed, err error) {
+	setReports(m, o)
+	deleting := conditions.Observed{
+		Report: conditions.Report{Reason: ReasonDeleting, Message: fmt.Sprintf("%s is being deleted", m.Name)},
+		Work:   conditions.Report{Reason: ReasonDeleting, Message: "deleting the server, its volume, its Service and its credentials"},
+	}
+	o2 := deleting.With(err)
+	o2.Report = deleting.Report
+	conditions.Summarize(&m.Status.Conditions, m.Generation, o2)
+}
