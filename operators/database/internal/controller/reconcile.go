@@ -60,20 +60,26 @@ func (r *DatabaseReconciler) reconcileChildren(ctx context.Context, db *dbv1.Dat
 	return o, ctrl.Result{}, err
 }
 
+// rootPasswordRef is the Secret key that holds the mysql root password: the
+// spec's, or the one the operator generates (generated); nil for mongo.
+func rootPasswordRef(db *dbv1.Database) (ref *dbv1.SecretKeyRef, generated bool) {
+	if db.Spec.Type != dbv1.MySQL {
+		return nil, false
+	}
+	if ref := db.Spec.RootPasswordSecretRef; ref != nil {
+		return ref, false
+	}
+	return &dbv1.SecretKeyRef{Name: db.Name + generatedSecretSuffix, Key: defaultSecretKey}, true
+}
+
 // reconcileSecret returns the Secret key that holds the mysql root password,
 // generating the Secret when the spec names none. It returns nil for mongo.
 // What it creates it adds to made.
 func (r *DatabaseReconciler) reconcileSecret(ctx context.Context, db *dbv1.Database, made *[]string) (*dbv1.SecretKeyRef, error) {
-	if db.Spec.Type != dbv1.MySQL {
-		db.Status.RootPasswordSecret = ""
+	ref, generated := rootPasswordRef(db)
+	if ref == nil {
 		return nil, nil
 	}
-	ref := db.Spec.RootPasswordSecretRef
-	generated := ref == nil
-	if generated {
-		ref = &dbv1.SecretKeyRef{Name: db.Name + generatedSecretSuffix, Key: defaultSecretKey}
-	}
-	db.Status.RootPasswordSecret = ref.Name
 
 	const what = "the root password"
 	if !generated {

@@ -15,6 +15,10 @@ import (
 // (Blocked) or something to wait for (Waiting). A failed API call leaves
 // them as they were; the pass is retried.
 func summarize(db *dbv1.Database, o observed, err error) {
+	db.Status.RootPasswordSecret = ""
+	if ref, _ := rootPasswordRef(db); ref != nil {
+		db.Status.RootPasswordSecret = ref.Name
+	}
 	if _, _, _, ok := conditions.Reported(err); ok {
 		conditions.Summarize(&db.Status.Conditions, db.Generation, conditions.Observed{}.With(err))
 		return

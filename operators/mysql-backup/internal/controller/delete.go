@@ -115,25 +115,24 @@ func (r *MySQLReconciler) backupBeforeDelete(ctx context.Context, m *mysqlv1.MyS
 	if counts, err := r.checkBackup(ctx, m, o, j, res); !counts {
 		return false, err
 	}
-	m.Status.LastBackupTime = j.Status.CompletionTime
-	m.Status.LastBackup = backupPVCName(m.Name)
+	to := backupPVCName(m.Name)
 	reason, msg := ReasonBackupDone, ""
 	switch res.Outcome {
 	case scripts.BackedUp:
-		m.Status.LastBackup += "/" + res.Dump
-		msg = "backed up to " + m.Status.LastBackup
+		to += "/" + res.Dump
+		msg = "backed up to " + to
 	case scripts.BackedUpAside:
-		m.Status.LastBackup += "/" + res.Dump
+		to += "/" + res.Dump
 		reason = ReasonBackupAside
-		msg = fmt.Sprintf("backed up to %s, kept aside: latest still names the backup the next MySQL restores (see `kubectl logs job/%s`)", m.Status.LastBackup, name)
+		msg = fmt.Sprintf("backed up to %s, kept aside: latest still names the backup the next MySQL restores (see `kubectl logs job/%s`)", to, name)
 	default:
 		// Succeeded, so the dump is written, but which file it is and
 		// whether it became latest are not known without the report.
 		reason = ReasonBackupUnreported
-		msg = fmt.Sprintf("%s succeeded without a report (its pod's termination message is empty): backed up to %s, under a name not known", name, m.Status.LastBackup)
+		msg = fmt.Sprintf("%s succeeded without a report (its pod's termination message is empty): backed up to %s, under a name not known", name, to)
 	}
 	o.report(BackupSucceeded, metav1.ConditionTrue, reason, msg)
-	m.Status.Message = "mysql and its children resources deleted"
+	o.backup = &backupReport{to: to, when: j.Status.CompletionTime}
 	if r.told.Once(m, string(j.UID)) {
 		r.Recorder.Eventf(m, j, corev1.EventTypeNormal, reason, "BackupJobDone", "%s; deleting the MySQL", msg)
 	}

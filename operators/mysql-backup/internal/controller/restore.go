@@ -91,7 +91,7 @@ func (r *MySQLReconciler) reconcileRestore(ctx context.Context, m *mysqlv1.MySQL
 	reportRestored(m, o, from, &res)
 	recordSpace(m, o, res)
 	if r.told.Once(m, string(j.UID)) {
-		r.Recorder.Eventf(m, j, corev1.EventTypeNormal, "Restored", "RestoreJobDone", "%s", m.Status.Message)
+		r.Recorder.Eventf(m, j, corev1.EventTypeNormal, "Restored", "RestoreJobDone", "%s", o.restore.message)
 	}
 	return from, nil
 }
@@ -107,28 +107,26 @@ func reportRestored(m *mysqlv1.MySQL, o *observed, from string, res *scripts.Res
 			"to load it instead, delete this MySQL and create it again with the annotation %s=%s",
 			res.Aside, backupPVCName(m.Name), mysqlv1.RestoreFromAnnotation, res.Aside)
 	}
-	m.Status.RestoredFrom = ""
 	switch from {
 	case restoredNone:
 		if aside != "" {
 			o.report(Restored, metav1.ConditionTrue, ReasonNoLatest, "no backup is marked latest, so none was restored; the dump "+aside)
-			m.Status.Message = fmt.Sprintf("%s created without restore-job: no backup is marked latest, but a dump kept aside exists (%s)", m.Name, res.Aside)
+			o.restore = &restoreReport{message: fmt.Sprintf("%s created without restore-job: no backup is marked latest, but a dump kept aside exists (%s)", m.Name, res.Aside)}
 			return
 		}
 		o.report(Restored, metav1.ConditionTrue, ReasonNoBackup, "there was no backup to restore")
-		m.Status.Message = fmt.Sprintf("%s created without restore-job: there was no backup to restore", m.Name)
+		o.restore = &restoreReport{message: fmt.Sprintf("%s created without restore-job: there was no backup to restore", m.Name)}
 	case restoredUnknown:
 		o.report(Restored, metav1.ConditionTrue, ReasonRestoreUnreported,
 			fmt.Sprintf("%s succeeded without a report (its pod's termination message is empty): what it loaded is not known", name))
-		m.Status.Message = fmt.Sprintf("%s created with restore-job, which did not report what it loaded", m.Name)
+		o.restore = &restoreReport{message: fmt.Sprintf("%s created with restore-job, which did not report what it loaded", m.Name)}
 	default:
-		m.Status.RestoredFrom = from
 		msg := fmt.Sprintf("%s restored %s", name, from)
 		if aside != "" {
 			msg += "; a newer dump, " + aside
 		}
 		o.report(Restored, metav1.ConditionTrue, ReasonRestored, msg)
-		m.Status.Message = fmt.Sprintf("%s created with restore-job", m.Name)
+		o.restore = &restoreReport{from: from, message: fmt.Sprintf("%s created with restore-job", m.Name)}
 	}
 }
 

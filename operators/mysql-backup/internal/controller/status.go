@@ -32,6 +32,23 @@ type observed struct {
 	// (Restored, BackupSpace, PasswordChanged; BackupSucceeded while it is
 	// deleted), in the order found.
 	reports []metav1.Condition
+	// restore is what the restore loaded, once it is done, and backup
+	// where the backup before delete went, once it counts: the status
+	// fields that say so.
+	restore *restoreReport
+	backup  *backupReport
+}
+
+// restoreReport is the status's word on a finished restore: the backup it
+// loaded (status.restoredFrom, empty when it loaded none or did not say)
+// and the workshop's status.message.
+type restoreReport struct{ from, message string }
+
+// backupReport is where a backup that counts went: status.lastBackup
+// (volume/file) and lastBackupTime.
+type backupReport struct {
+	to   string
+	when *metav1.Time
 }
 
 // report notes condition typ as the pass found it, for summarize.
@@ -39,10 +56,18 @@ func (o *observed) report(typ string, s metav1.ConditionStatus, reason, msg stri
 	o.reports = append(o.reports, metav1.Condition{Type: typ, Status: s, Reason: reason, Message: msg})
 }
 
-// setReports sets the conditions o reports.
+// setReports sets the conditions and the status fields o reports.
 func setReports(m *mysqlv1.MySQL, o observed) {
 	for _, c := range o.reports {
 		setCondition(m, c.Type, c.Status, c.Reason, c.Message)
+	}
+	if r := o.restore; r != nil {
+		m.Status.RestoredFrom, m.Status.Message = r.from, r.message
+	}
+	if b := o.backup; b != nil {
+		m.Status.LastBackup, m.Status.LastBackupTime = b.to, b.when
+		// The workshop's message once the backup before delete counts.
+		m.Status.Message = "mysql and its children resources deleted"
 	}
 }
 
