@@ -582,6 +582,70 @@ func TestAllPodsDeletedComeBackWithTheirData(t *testing.T) {
 	}
 }
 
+// A cluster that served keeps that in a mark on its peer Service, not in
+// its status: with every pod and volume gone, its data is gone, and it is
+// reported so instead of being started empty under the same name.
+func TestEveryPodAndVolumeGoneIsNotStartedEmpty(t *testing.T) {
+	c := running(t, nil)
+	ns := c.Namespace
+	ctx := context.Background()
+	testenv.Eventually(t, "the peer Service marked served", func(ctx context.Context) error {
+		var peer corev1.Service
+		if err := suite.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: c.Name}, &peer); err != nil {
+			return err
+		}
+		if peer.Annotations[servedAnnotation] != "true" {
+			return fmt.Errorf("annotations %v", peer.Annotations)
+		}
+		return nil
+	})
+	// Paused, the operator brings no pod back while everything goes.
+	update(t, c, func(s *etcdv1.ClusterSpec) { s.Paused = true })
+	testenv.Eventually(t, "the status to say paused", func(ctx context.Context) error {
+		if got, err := get(ctx, c); err != nil || !got.Status.ControlPaused {
+			return fmt.Errorf("not paused yet (%w)", err)
+		}
+		return nil
+	})
+	for _, o := range []client.Object{&corev1.Pod{}, &corev1.PersistentVolumeClaim{}} {
+		if err := suite.Client.DeleteAllOf(ctx, o, client.InNamespace(ns)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	testenv.Eventually(t, "every pod and volume gone", func(ctx context.Context) error {
+		if pods, volumes := children(ctx, t, c); len(pods)+len(volumes) > 0 {
+			return fmt.Errorf("pods %v, volumes %v", pods, volumes)
+		}
+		return nil
+	})
+	// Whoever may write the status says the cluster never served.
+	testenv.Eventually(t, "a forged status", func(ctx context.Context) error {
+		forged, err := get(ctx, c)
+		if err != nil {
+			return err
+		}
+		forged.Status = etcdv1.ClusterStatus{Phase: etcdv1.PhaseCreating}
+		return suite.Client.Status().Update(ctx, forged)
+	})
+	update(t, c, func(s *etcdv1.ClusterSpec) { s.Paused = false })
+	testenv.Eventually(t, "the cluster reported lost", func(ctx context.Context) error {
+		got, err := get(ctx, c)
+		if err != nil {
+			return err
+		}
+		if d := meta.FindStatusCondition(got.Status.Conditions, conditions.Degraded); d == nil || d.Reason != ReasonDataLost {
+			return fmt.Errorf("Degraded %+v", d)
+		}
+		return nil
+	})
+	testenv.Consistently(t, 3*time.Second, "no member started empty", func(ctx context.Context) error {
+		if pods, volumes := children(ctx, t, c); len(pods)+len(volumes) > 0 {
+			return fmt.Errorf("pods %v, volumes %v", pods, volumes)
+		}
+		return nil
+	})
+}
+
 // A member whose volume is gone cannot come back: it is removed and an
 // empty member of the same name is added, which copies the data.
 func TestMemberWithLostVolumeIsReplaced(t *testing.T) {

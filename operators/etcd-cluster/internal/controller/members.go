@@ -73,10 +73,42 @@ func (r *EtcdClusterReconciler) observe(ctx context.Context, c *etcdv1.EtcdClust
 	return o, nil
 }
 
-// everAvailable reports whether the cluster has served once: from then on
-// its data is in its members' volumes and nothing may start it empty again.
-func everAvailable(c *etcdv1.EtcdCluster) bool {
-	return c.Status.Phase == etcdv1.PhaseRunning || c.Status.Phase == etcdv1.PhaseFailed
+// served reports whether cluster c has served once: its peer Service
+// carries the mark (marked), or a volume of its carries the ID of a member
+// etcd listed (which clusters that served before the mark existed have).
+// It returns the peer Service, when it is c's, for markServed.
+func (r *EtcdClusterReconciler) served(ctx context.Context, c *etcdv1.EtcdCluster, obs observed) (served, marked bool, peer *corev1.Service, err error) {
+	peer = &corev1.Service{}
+	switch err := r.Get(ctx, client.ObjectKey{Namespace: c.Namespace, Name: c.Name}, peer); {
+	case apierrors.IsNotFound(err) || err == nil && !metav1.IsControlledBy(peer, c):
+		peer = nil
+	case err != nil:
+		return false, false, nil, err
+	}
+	marked = peer != nil && peer.Annotations[servedAnnotation] == "true"
+	for _, v := range obs.volumes {
+		if v.Labels[memberIDLabel] != "" {
+			return true, marked, peer, nil
+		}
+	}
+	return marked, marked, peer, nil
+}
+
+// markServed marks the peer Service of a cluster whose members answer
+// with a quorum (servedAnnotation), once. A merge patch, not the Service's
+// apply: the applies of later passes leave the mark alone.
+func (r *EtcdClusterReconciler) markServed(ctx context.Context, c *etcdv1.EtcdCluster, peer *corev1.Service) error {
+	patch := client.MergeFrom(peer.DeepCopy())
+	if peer.Annotations == nil {
+		peer.Annotations = map[string]string{}
+	}
+	peer.Annotations[servedAnnotation] = "true"
+	if err := r.Patch(ctx, peer, patch); err != nil {
+		return fmt.Errorf("mark Service %s as the Service of a cluster that served: %w", peer.Name, err)
+	}
+	r.Recorder.Eventf(c, peer, corev1.EventTypeNormal, "Served", "MarkServed",
+		"the members answer with a quorum: from now on the cluster is never started empty again")
+	return nil
 }
 
 // reconcileMembers reads the members from etcd, plans one step and takes it:
@@ -89,13 +121,18 @@ func (r *EtcdClusterReconciler) reconcileMembers(ctx context.Context, c *etcdv1.
 		return ctrl.Result{}, err
 	}
 	p.obs = obs
+	served, marked, peer, err := r.served(ctx, c, obs)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	p.served = served
 	opts, err := membership.OptionsFor(c.Name, c.Spec.Version)
 	if err != nil {
 		p.invalid = err
 		return ctrl.Result{}, nil
 	}
 	if len(obs.pods) == 0 && len(obs.volumes) == 0 {
-		if everAvailable(c) {
+		if served {
 			p.lost = true
 			return ctrl.Result{}, nil
 		}
@@ -130,6 +167,12 @@ func (r *EtcdClusterReconciler) reconcileMembers(ctx context.Context, c *etcdv1.
 	if err := r.plan(ctx, c, members, p, opts); err != nil {
 		return ctrl.Result{}, err
 	}
+	if !marked && peer != nil && membership.Availability(members).Available() {
+		if err := r.markServed(ctx, c, peer); err != nil {
+			return ctrl.Result{}, err
+		}
+		p.served = true
+	}
 	if deleted, err := r.tidy(ctx, c, members, exec.Current(), obs, p.step); err != nil || deleted {
 		return after(requeueSoon, err)
 	}
@@ -142,12 +185,12 @@ func (r *EtcdClusterReconciler) unanswered(ctx context.Context, c *etcdv1.EtcdCl
 	p.unanswered = err
 	obs := p.obs
 	switch {
-	case c.Spec.Paused && !everAvailable(c):
+	case c.Spec.Paused && !p.served:
 		p.bootstrap = bootstrapMembers(c, obs)
 		return ctrl.Result{}, nil
 	case c.Spec.Paused:
 		return ctrl.Result{}, nil
-	case !everAvailable(c):
+	case !p.served:
 		// The first members are still starting: see that they all exist.
 		_, err := r.bootstrap(ctx, c, p)
 		return after(requeueUnreachable, err)

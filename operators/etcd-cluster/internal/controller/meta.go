@@ -20,6 +20,13 @@ const (
 	// as that member, which the cluster refuses.
 	memberIDLabel = "etcd.database.coreos.com/member-id"
 
+	// servedAnnotation marks the cluster's peer Service once its members
+	// first answered with a quorum: from then on its data is in its
+	// members' volumes, and nothing may start it empty again. The mark is
+	// on an object the cluster owns, not in its status, which anyone with
+	// the right to write status could change.
+	servedAnnotation = "etcd.database.coreos.com/served"
+
 	// clientPort and peerPort are etcd's well-known ports.
 	clientPort = 2379
 	peerPort   = 2380

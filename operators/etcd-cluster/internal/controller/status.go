@@ -67,6 +67,9 @@ type pass struct {
 	planned bool
 	members []membership.Member
 	step    membership.Step
+	// served: the cluster has served once (EtcdClusterReconciler.served),
+	// so its data is in its members' volumes.
+	served bool
 	// restarted is the member whose pod the roll restarted, outdated how
 	// many members still ran another version before.
 	restarted string
@@ -134,7 +137,7 @@ func state(c *etcdv1.EtcdCluster, p pass, now time.Time) (conditions.Observed, b
 	case p.lost:
 		return lost(c), true
 	case p.planned:
-		o := report(c, p.members, p.obs, p.step, now)
+		o := report(c, p, now)
 		if p.restarted != "" {
 			o.Ready = false
 			o.Report = conditions.Report{Reason: ReasonRolling, Message: fmt.Sprintf("moving to version %s", c.Spec.Version)}
@@ -216,7 +219,8 @@ func unreachable(c *etcdv1.EtcdCluster, p pass, now time.Time) conditions.Observ
 }
 
 // report writes what etcd said and what the operator does next.
-func report(c *etcdv1.EtcdCluster, members []membership.Member, obs observed, step membership.Step, now time.Time) conditions.Observed {
+func report(c *etcdv1.EtcdCluster, p pass, now time.Time) conditions.Observed {
+	members, obs, step := p.members, p.obs, p.step
 	c.Status.Size = len(members)
 	var ready, unready, unhealthy []string
 	for _, m := range members {
@@ -250,7 +254,7 @@ func report(c *etcdv1.EtcdCluster, members []membership.Member, obs observed, st
 	case membership.None:
 	case membership.Blocked:
 		c.Status.Reason = step.Reason
-		if step.Cause == membership.QuorumLost && everAvailable(c) {
+		if step.Cause == membership.QuorumLost && p.served {
 			c.Status.Phase = etcdv1.PhaseFailed
 		}
 		o.Problem, o.Blocked = conditions.Report{Reason: string(step.Cause), Message: step.Reason}, true
