@@ -8,7 +8,6 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -133,12 +132,13 @@ func (r *MySQLReconciler) reconcilePassword(ctx context.Context, m *mysqlv1.MySQ
 	switch step.action {
 	case passwordDone:
 		// Said again from what is observed, on every pass once a change
-		// was made: the pass that confirmed the change carried it on
-		// (its spec not observed yet) or lost its status write (a conflict
-		// drops it), and no later pass confirms again; the condition is
-		// then said of the spec carried out, which kubectl wait
+		// was made (the credentials Secret counts them from 1): the pass
+		// that confirmed the change carried it on (its spec not observed
+		// yet) or lost its status write (a conflict drops it), and no
+		// later pass confirms again; the condition is then said of the
+		// spec carried out, which kubectl wait
 		// --for=condition=PasswordChanged reads.
-		if c := meta.FindStatusCondition(m.Status.Conditions, PasswordChanged); c != nil {
+		if changes, _ := strconv.Atoi(creds.Annotations[passwordVersionAnnotation]); changes > 1 {
 			o.report(PasswordChanged, metav1.ConditionTrue, ReasonPasswordChanged, "the server has the root password the spec asks for")
 		}
 		return nil
