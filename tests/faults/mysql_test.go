@@ -77,18 +77,38 @@ stringData:
 
 	if r.rng.IntN(2) == 0 {
 		next := fmt.Sprintf("pw-%d", r.rng.IntN(1_000_000))
-		r.step("password change", 15*time.Second, append(common, server, killScript("password.sh")), func() {
-			r.must("patch", "-n", r.ns, mysql, "--type=merge", "-p", fmt.Sprintf(`{"spec":{"password":%q}}`, next))
-		})
-		r.wait(mysql, 6*time.Minute)
-		// Ready on the new generation means the new password logs in.
-		password = next
-		if got := sql("SELECT COUNT(*) FROM f;"); got != rows {
-			r.t.Fatalf("after the password change the table has %s rows, want %s", got, rows)
+		if r.deleting("pvc", data) {
+			// The create step's fault asked for the data volume's
+			// deletion, which waits for the server's pod: its rows go
+			// when that pod stops, so the operator applies no change to
+			// the server, says so (Degraded) and advises deleting the
+			// MySQL first, which backs them up. A person follows that
+			// advice: the delete step below.
+			if _, reason, msg := r.readiness(mysql); reason != "DataVolumeDeleted" || !strings.Contains(msg, "Delete the MySQL to back it up first") {
+				r.t.Errorf("the data volume is being deleted under the server, and Degraded says %s: %s", reason, msg)
+			}
+			r.logf("the data volume is being deleted: no password change, the MySQL is deleted first, as Degraded advises")
+		} else {
+			r.step("password change", 15*time.Second, append(common, server, killScript("password.sh")), func() {
+				r.must("patch", "-n", r.ns, mysql, "--type=merge", "-p", fmt.Sprintf(`{"spec":{"password":%q}}`, next))
+			})
+			r.wait(mysql, 6*time.Minute)
+			// Ready on the new generation means the new password logs in.
+			password = next
+			if got := sql("SELECT COUNT(*) FROM f;"); got != rows {
+				r.t.Fatalf("after the password change the table has %s rows, want %s", got, rows)
+			}
 		}
 	}
 
-	r.step("delete", 20*time.Second, append(common, server, volume(data), volume(backup), killScript("backup.sh", "verify.sh")), func() {
+	deleteFaults := append(common, volume(data), volume(backup), killScript("backup.sh", "verify.sh"))
+	if !r.deleting("pvc", data) {
+		// Not while the data volume is being deleted: deleting the server
+		// pod then would let the volume go with the only copy of the rows,
+		// a person's doing that no operator can undo.
+		deleteFaults = append(deleteFaults, server)
+	}
+	r.step("delete", 20*time.Second, deleteFaults, func() {
 		r.must("delete", "-n", r.ns, mysql, "--wait=false")
 	})
 	r.waitGone(mysql, 8*time.Minute)
@@ -118,6 +138,13 @@ stringData:
 		r.t.Errorf("the MySQL created again is Ready with %s rows (sum %s), want %s (sum %s)", got, gotSum, rows, sum)
 	}
 	r.checkUntouched(others)
+}
+
+// deleting reports whether the API server holds kind/name as being
+// deleted (a finalizer, such as a volume's in-use protection, keeps it).
+func (r *run) deleting(kind, name string) bool {
+	r.t.Helper()
+	return r.must("get", "-n", r.ns, kind, name, "--ignore-not-found", "-o", "jsonpath={.metadata.deletionTimestamp}") != ""
 }
 
 // unread waits, for at most 8 minutes, until the MySQL is Ready for its
