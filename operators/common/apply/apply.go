@@ -298,15 +298,21 @@ func FollowCache(ctx context.Context, informers cache.Informers, objs ...client.
 	return nil
 }
 
-// Reset forgets every apply, as a new process starts: testenv's Restart,
-// which plays a restart in the same process, calls it.
+// Reset forgets everything this process remembers of its own writes (what
+// it applied, created and wrote over), as a new process starts: testenv's
+// Restart, which plays a restart in the same process, calls it. The
+// memories kept by a reconciler (secrets.Reader, conditions.Told) go with
+// the reconciler.
 func Reset() {
 	last.mu.Lock()
-	defer last.mu.Unlock()
 	clear(last.last)
+	last.mu.Unlock()
 	unseen.mu.Lock()
-	defer unseen.mu.Unlock()
 	clear(unseen.until)
+	unseen.mu.Unlock()
+	written.mu.Lock()
+	clear(written.byKey)
+	written.mu.Unlock()
 }
 
 // size is how many objects ApplyChanged remembers, for the tests.

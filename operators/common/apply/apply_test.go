@@ -229,3 +229,29 @@ func TestUnseen(t *testing.T) {
 		t.Error("a memory that ended is kept after the next creation's sweep")
 	}
 }
+
+// Reset forgets every memory of this process's own writes, as a new process
+// starts with none: what it applied, what it created and the copies its
+// writes replaced.
+func TestResetForgetsEveryWrite(t *testing.T) {
+	Reset()
+	obj := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "cm", UID: "u1", ResourceVersion: "2"}}
+	last.last[obj.UID] = appliedAt{config: "c", content: "c"}
+	unseen.creating(obj)
+	Wrote(obj, "1")
+	stale := obj.DeepCopy()
+	stale.ResourceVersion = "1"
+	if !Stale(stale) || unseen.check(client.ObjectKeyFromObject(obj), obj) == nil || size() != 1 {
+		t.Fatal("the memories were not written")
+	}
+	Reset()
+	if Stale(stale) {
+		t.Error("a copy one of the writes replaced is still stale after Reset")
+	}
+	if err := unseen.check(client.ObjectKeyFromObject(obj), obj); err != nil {
+		t.Errorf("a creation is still unseen after Reset: %v", err)
+	}
+	if n := size(); n != 0 {
+		t.Errorf("%d applies remembered after Reset", n)
+	}
+}

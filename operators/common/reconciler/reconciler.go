@@ -121,7 +121,7 @@ func Run[T Object, O any](ctx context.Context, req ctrl.Request, s Steps[T, O]) 
 	obj := s.New()
 	if err := s.Client.Get(ctx, req.NamespacedName, obj); err != nil {
 		if apierrors.IsNotFound(err) {
-			written.forget(obj, req.NamespacedName)
+			apply.ForgetWrites(obj, req.NamespacedName)
 			if s.Told != nil {
 				s.Told.Forget(req.NamespacedName)
 			}
@@ -134,13 +134,13 @@ func Run[T Object, O any](ctx context.Context, req ctrl.Request, s Steps[T, O]) 
 	if s.Manages != nil && !s.Manages(obj) {
 		return ctrl.Result{}, nil
 	}
-	if written.stale(obj) {
+	if apply.Stale(obj) {
 		// The cache has not seen this process's last write yet; that
 		// write's watch event brings the object back.
 		return ctrl.Result{}, nil
 	}
 	read := obj.GetResourceVersion()
-	defer func() { written.record(obj, read) }()
+	defer func() { apply.Wrote(obj, read) }()
 	if !obj.GetDeletionTimestamp().IsZero() {
 		return s.finalize(ctx, obj)
 	}
@@ -217,7 +217,7 @@ func (s Steps[T, O]) finalize(ctx context.Context, obj T) (ctrl.Result, error) {
 	// NotFound: a pass of an older event released it first.
 	err = finalizers.Remove(ctx, s.Client, obj, s.Finalizer)
 	if err == nil {
-		written.release(obj)
+		apply.Released(obj)
 	}
 	return ctrl.Result{}, client.IgnoreNotFound(ignoreConflict(err))
 }
