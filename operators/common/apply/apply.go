@@ -445,10 +445,31 @@ func Claim(ctx context.Context, cached, live client.Reader, owner, obj client.Ob
 		return false, nil
 	case err != nil:
 		return false, err
-	case !ours(obj):
-		return true, conditions.NameConflict(KindOf(obj), obj.GetName(), KindOf(owner), owner.GetName())
 	}
-	return true, nil
+	return true, claimed(owner, obj, ours)
+}
+
+// CreateOwned creates desired as owner unless an object of its name exists
+// (CreateIfAbsent), with Claim's rule for one that does: one ours does not
+// recognise as owner's is a NameConflict, never changed nor adopted. It
+// reports whether it created desired; existing holds what exists
+// otherwise. One this process created that the cache does not show yet is
+// Unseen.
+func (o FieldOwner) CreateOwned(ctx context.Context, c client.Client, live client.Reader, owner, desired, existing client.Object, ours func(client.Object) bool) (bool, error) {
+	created, err := o.CreateIfAbsent(ctx, c, live, desired, existing)
+	if err != nil || created {
+		return created, err
+	}
+	return false, claimed(owner, existing, ours)
+}
+
+// claimed is the one rule of Claim and CreateOwned: obj, which exists, is
+// owner's when ours recognises it, and a NameConflict otherwise.
+func claimed(owner, obj client.Object, ours func(client.Object) bool) error {
+	if !ours(obj) {
+		return conditions.NameConflict(KindOf(obj), obj.GetName(), KindOf(owner), owner.GetName())
+	}
+	return nil
 }
 
 // ControlledBy recognises the objects owner controls (its controller

@@ -15,6 +15,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
+
+	"github.com/operator-workshops/workshop/operators/common/conditions"
 )
 
 func TestControllerReference(t *testing.T) {
@@ -253,5 +255,49 @@ func TestResetForgetsEveryWrite(t *testing.T) {
 	}
 	if n := size(); n != 0 {
 		t.Errorf("%d applies remembered after Reset", n)
+	}
+}
+
+// CreateOwned follows Claim's rule for what exists: the owner's own object
+// is left as it is, a stranger's is a NameConflict, and neither is changed.
+func TestCreateOwned(t *testing.T) {
+	owner := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "owner", Namespace: "ns", UID: "owner-uid"}}
+	ours := func(o client.Object) bool { return o.GetLabels()["made-for"] == "owner" }
+	child := func(madeFor string) *corev1.ConfigMap {
+		return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "child", Namespace: "ns", Labels: map[string]string{"made-for": madeFor}}}
+	}
+	for _, tt := range []struct {
+		name     string
+		inAPI    *corev1.ConfigMap
+		created  bool
+		conflict bool
+	}{
+		{"absent: created", nil, true, false},
+		{"the owner's: left as it is", child("owner"), false, false},
+		{"a stranger's: a NameConflict", child("someone"), false, true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			Reset()
+			api := fake.NewClientBuilder()
+			if tt.inAPI != nil {
+				api = api.WithObjects(tt.inAPI)
+			}
+			c := cachedClient{Client: api.Build(), cache: fake.NewClientBuilder().Build()}
+			created, err := FieldOwner("test-operator").CreateOwned(context.Background(), c, c.Client, owner, child("owner"), &corev1.ConfigMap{}, ours)
+			var b *conditions.Blocked
+			if created != tt.created || errors.As(err, &b) != tt.conflict || (err != nil && !tt.conflict) {
+				t.Fatalf("created %v, err %v; want created %v, a conflict %v", created, err, tt.created, tt.conflict)
+			}
+			if tt.conflict && b.Reason != conditions.ReasonNameConflict {
+				t.Errorf("reason %s, want %s", b.Reason, conditions.ReasonNameConflict)
+			}
+			got := &corev1.ConfigMap{}
+			if err := c.Client.Get(context.Background(), client.ObjectKey{Namespace: "ns", Name: "child"}, got); err != nil {
+				t.Fatal(err)
+			}
+			if want := map[bool]string{true: "someone", false: "owner"}[tt.conflict]; got.Labels["made-for"] != want {
+				t.Errorf("the API server holds a child made for %q, want %q", got.Labels["made-for"], want)
+			}
+		})
 	}
 }

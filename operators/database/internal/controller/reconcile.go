@@ -174,15 +174,13 @@ func (r *DatabaseReconciler) reconcilePod(ctx context.Context, db *dbv1.Database
 		return nil, err
 	}
 	pod := &corev1.Pod{}
-	created, err := owner.CreateIfAbsent(ctx, r.Client, r.APIReader, create, pod)
+	created, err := owner.CreateOwned(ctx, r.Client, r.APIReader, db, create, pod, apply.ControlledBy(db))
 	switch {
 	case err != nil:
 		return nil, err
 	case created:
 		*made = append(*made, fmt.Sprintf("Pod %s (%s)", db.Name, image))
 		return nil, nil
-	case !metav1.IsControlledBy(pod, db):
-		return nil, conditions.NameConflict("Pod", pod.Name, "Database", db.Name)
 	}
 	if !pod.DeletionTimestamp.IsZero() {
 		return pod, nil // the delete event brings us back to create the new one

@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
+	"github.com/operator-workshops/workshop/operators/common/apply"
 	"github.com/operator-workshops/workshop/operators/common/conditions"
 	"github.com/operator-workshops/workshop/operators/common/manager"
 	"github.com/operator-workshops/workshop/operators/common/pods"
@@ -338,12 +339,7 @@ func (r *EtcdClusterReconciler) ensureMember(ctx context.Context, c *etcdv1.Etcd
 		return false, nil // a pod would not start on it: wait until it is gone
 	}
 	if obs.volumes[name] == nil {
-		v := volumeFor(c, name, id)
-		err := r.create(ctx, c, v)
-		if apierrors.IsAlreadyExists(err) {
-			err = r.claim(ctx, c, &corev1.PersistentVolumeClaim{ObjectMeta: v.ObjectMeta})
-		}
-		if err != nil {
+		if _, err := r.create(ctx, c, volumeFor(c, name, id), &corev1.PersistentVolumeClaim{}); err != nil {
 			return false, fmt.Errorf("create the volume of %s: %w", name, err)
 		}
 	}
@@ -357,24 +353,21 @@ func (r *EtcdClusterReconciler) ensureMember(ctx context.Context, c *etcdv1.Etcd
 		}
 		return false, nil // its deletion brings the cluster back here
 	}
-	pod := podFor(c, name, how, r.Requests)
-	err := r.create(ctx, c, pod)
-	if apierrors.IsAlreadyExists(err) {
-		// The cache had not seen it yet, or it is a stranger's.
-		return false, r.claim(ctx, c, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: pod.Name, Namespace: pod.Namespace}})
-	}
+	created, err := r.create(ctx, c, podFor(c, name, how, r.Requests), &corev1.Pod{})
 	if err != nil {
 		return false, fmt.Errorf("create the pod of %s: %w", name, err)
 	}
-	return true, nil
+	return created, nil
 }
 
-// create creates obj, a child of c that c controls.
-func (r *EtcdClusterReconciler) create(ctx context.Context, c *etcdv1.EtcdCluster, obj client.Object) error {
+// create creates obj, a child of c that c controls, unless an object of
+// its name exists (apply.CreateOwned: the cache had not seen it yet, or it
+// is a stranger's, a NameConflict). It reports whether it created obj.
+func (r *EtcdClusterReconciler) create(ctx context.Context, c *etcdv1.EtcdCluster, obj, existing client.Object) (bool, error) {
 	if err := controllerutil.SetControllerReference(c, obj, r.Scheme()); err != nil {
-		return err
+		return false, err
 	}
-	return r.Create(ctx, obj)
+	return owner.CreateOwned(ctx, r.Client, r.APIReader, c, obj, existing, apply.ControlledBy(c))
 }
 
 // restorePods recreates the pods of members whose pod is gone but whose
