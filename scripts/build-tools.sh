@@ -27,6 +27,8 @@ cache=${WORKSHOP_TOOLS_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/workshop-tools}
 say() { echo "build-tools: $*" >&2; }
 # shellcheck source=scripts/wait.sh
 . "$root/scripts/wait.sh"
+# shellcheck source=scripts/toolbox.sh
+. "$root/scripts/toolbox.sh"
 
 # The binaries a tool produces.
 binaries() {
@@ -75,7 +77,7 @@ packages() {
 ldflags() {
 	case $1 in kubernetes | kubernetes-node | kubectl) ;; *) return 0 ;; esac
 	local v major minor pkg flags=""
-	v=$(cd "$root/scripts/tools/kubernetes" && GOWORK=off go list -m -f '{{.Version}}' k8s.io/kubernetes)
+	v=$(pinned_version "$root/scripts/tools/kubernetes" k8s.io/kubernetes)
 	major=${v#v}; major=${major%%.*}
 	minor=${v#v*.}; minor=${minor%%.*}
 	for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
@@ -92,9 +94,9 @@ ldflags() {
 # not replace a file of the module cache.)
 ferretdb_modfile() {
 	local dir=$1 out=$2 mod v
-	mod=$(cd "$dir" && GOWORK=off go mod download -json github.com/FerretDB/FerretDB | sed -n 's/^\t"Dir": "\(.*\)",$/\1/p')
+	mod=$(pinned_source "$dir" github.com/FerretDB/FerretDB)
 	[ -d "$mod/build/version" ] || { say "FerretDB's module has no build/version ($mod)"; return 1; }
-	v=$(cd "$dir" && GOWORK=off go list -m -f '{{.Version}}' github.com/FerretDB/FerretDB)
+	v=$(pinned_version "$dir" github.com/FerretDB/FerretDB)
 	[ ! -d "$out" ] || chmod -R u+w "$out"
 	rm -rf "$out"
 	mkdir -p "$out"

@@ -91,7 +91,7 @@ EOF
 
 create() {
 	local version config
-	version=$(cd "$root/scripts/tools/kubernetes" && GOWORK=off go list -m -f '{{.Version}}' k8s.io/kubernetes)
+	version=$(pinned_version "$root/scripts/tools/kubernetes" k8s.io/kubernetes)
 	# Every binary is given, and KWOK_KUBE_VERSION matches them, so kwokctl
 	# downloads nothing; kubectl it finds on PATH.
 	# kwokctl picks "unused" ports by trying them, so two clusters created at
@@ -120,6 +120,8 @@ create() {
 
 # shellcheck source=scripts/wait.sh
 . "$root/scripts/wait.sh"
+# shellcheck source=scripts/toolbox.sh
+. "$root/scripts/toolbox.sh"
 
 # set_context makes the cluster's context current in the user's kubeconfig.
 # kwokctl adds it only when it creates a cluster; a reused one may have lost it,

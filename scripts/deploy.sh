@@ -26,6 +26,8 @@
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+# shellcheck source=scripts/toolbox.sh
+. "$root/scripts/toolbox.sh"
 export PATH="${BIN:-$root/bin}:$PATH"
 registry=${REGISTRY:-ghcr.io/operator-workshops}
 
@@ -99,7 +101,7 @@ shift
 version=$(cat "$root/catalog/VERSION")
 context=$(kubectl config current-context 2>/dev/null || echo "$name")
 nodes=$root/scripts/node.sh
-[ "$context" != "kind-$name" ] || nodes=$root/scripts/kind.sh
+! on_kind "$name" || nodes=$root/scripts/kind.sh
 # Per cluster (kubectl's context: a kind cluster and a local one may share a
 # name): deploys to clusters side by side never write the same file.
 out=${BIN:-$root/bin}/deploy/$context
@@ -113,7 +115,7 @@ for spec in "$@"; do
 done
 # The placement policy sends a pod whose image has no stand-in on the real
 # node to the fake ones: these have one now.
-[ "$context" = "kind-$name" ] || "$nodes" admit "$name" "$registry/" >/dev/null
+on_kind "$name" || "$nodes" admit "$name" "$registry/" >/dev/null
 for spec in "$@"; do
 	op=${spec%%:*} variant=default
 	[[ $spec != *:* ]] || variant=${spec#*:}

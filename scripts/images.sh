@@ -74,6 +74,10 @@
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+# shellcheck source=scripts/toolbox.sh
+. "$root/scripts/toolbox.sh"
+# shellcheck source=scripts/kept-build.sh
+. "$root/scripts/kept-build.sh"
 bin=${BIN:-$root/bin}
 src=$root/scripts/images
 cache=${WORKSHOP_IMAGES_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/workshop-images}
@@ -88,16 +92,11 @@ say() { echo "images.sh: $*" >&2; }
 die() { say "$*"; exit 1; }
 hash() { sha256sum | cut -c1-16; }
 
-# programs builds mkimage, pause and gordon when their sources changed.
+# programs builds mkimage, pause and gordon (images_program: go build links
+# again only when their sources changed).
 programs() {
-	local want
-	want=$(cat "$src"/go.mod "$src"/go.sum "$src"/*/*.go | hash)
-	if [ "$(cat "$cache/bin/.stamp" 2>/dev/null)" = "$want" ]; then return 0; fi
-	say "building mkimage, pause and gordon"
 	mkdir -p "$cache/bin"
-	(cd "$src" && GOWORK=off GOFLAGS=-mod=readonly CGO_ENABLED=0 \
-		go build -trimpath -ldflags "-s -w" -o "$cache/bin/" ./mkimage ./pause ./gordon)
-	echo "$want" >"$cache/bin/.stamp"
+	for p in mkimage pause gordon; do images_program "$p" "$cache/bin/$p"; done
 }
 
 # The packages of each root filesystem. toolbox is also the etcd image's base.
@@ -336,13 +335,13 @@ kube_version() {
 
 # kind_version prints the kind release scripts/tools/kind pins.
 kind_version() {
-	(cd "$root/scripts/tools/kind" && GOWORK=off go list -m -f '{{.Version}}' sigs.k8s.io/kind)
+	pinned_version "$root/scripts/tools/kind" sigs.k8s.io/kind
 }
 
 # kind_files prints the directory of kind's node files in its pinned module.
 kind_files() {
 	local dir
-	dir=$(cd "$root/scripts/tools/kind" && GOWORK=off go mod download -json sigs.k8s.io/kind | sed -n 's/^\t"Dir": "\(.*\)",$/\1/p')
+	dir=$(pinned_source "$root/scripts/tools/kind" sigs.k8s.io/kind)
 	[ -d "$dir/images/base/files" ] || die "kind's node files are not in its module ($dir)"
 	echo "$dir/images/base/files"
 }

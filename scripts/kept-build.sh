@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds that stay between runs, shared by the scripts that source this file
-# (release.sh, olm-images.sh), which set $root first.
+# (release.sh, olm-images.sh, images.sh), which set $root first.
 
 # kept_build DIR NAME COPY ARGS... runs go build -o KEPT ARGS in DIR and
 # copies KEPT to COPY, the file the caller uses. KEPT, bin/kept-builds/NAME,
@@ -21,4 +21,12 @@ kept_build() {
 		flock 9
 		cd "$dir" && go build -o "$kept" "$@" && cp "$kept" "$copy.copy" && mv -f "$copy.copy" "$copy"
 	) 9>"$kept.lock"
+}
+
+# images_program NAME COPY builds scripts/images' program NAME into COPY
+# (kept_build): mkimage and push, which run here, and pause and gordon,
+# which images hold, so static.
+images_program() {
+	GOWORK=off GOFLAGS=-mod=readonly CGO_ENABLED=0 \
+		kept_build "$root/scripts/images" "images-$1" "$2" -trimpath -ldflags "-s -w" "./$1"
 }

@@ -42,6 +42,8 @@ usage() {
 }
 # shellcheck source=scripts/wait.sh
 . "$root/scripts/wait.sh"
+# shellcheck source=scripts/toolbox.sh
+. "$root/scripts/toolbox.sh"
 
 case $cmd in
 up | down | check) name=${2:-$name} ;;
@@ -57,7 +59,7 @@ fi
 # tools puts the pinned kind and a kubectl first on PATH.
 tools() {
 	local want
-	want=$(cd "$root/scripts/tools/kind" && GOWORK=off go list -m -f '{{.Version}}' sigs.k8s.io/kind)
+	want=$(pinned_version "$root/scripts/tools/kind" sigs.k8s.io/kind)
 	if ! kind version 2>/dev/null | grep -q "^kind $want "; then
 		"$root/scripts/build-tools.sh" kind
 		export PATH="$bin:$PATH"
@@ -71,7 +73,7 @@ tools() {
 # released prints kind's own node image for the pinned release.
 released() {
 	local dir
-	dir=$(cd "$root/scripts/tools/kind" && GOWORK=off go mod download -json sigs.k8s.io/kind | sed -n 's/^\t"Dir": "\(.*\)",$/\1/p')
+	dir=$(pinned_source "$root/scripts/tools/kind" sigs.k8s.io/kind)
 	sed -n 's/^const Image = "\(.*\)"$/\1/p' "$dir/pkg/apis/config/defaults/image.go"
 }
 
@@ -155,7 +157,7 @@ down)
 	;;
 check)
 	tools
-	[ "$(kubectl config current-context 2>/dev/null)" = "kind-$name" ] ||
+	on_kind "$name" ||
 		die "kubectl's current context is not kind-$name: make kind-up makes it current (kubectl config use-context kind-$name)"
 	node=$name-control-plane
 	"$root/scripts/check-node.sh" "$node" "$(docker inspect -f '{{range .NetworkSettings.Networks}}{{.IPAddress}} {{end}}' "$node" | awk '{print $1}')"

@@ -57,7 +57,7 @@ releases() {
 program() {
 	local p=$1
 	shift
-	GOWORK=off kept_build "$root/scripts/images" "$p" "$work/$p" -trimpath "./$p"
+	images_program "$p" "$work/$p"
 	"$work/$p" "$@"
 }
 

@@ -60,7 +60,7 @@ trap 'rm -rf "$scratch"' EXIT
 
 # On kind, the cluster's node is kind's, and kubectl's current context
 # names it; else the local cluster's own kubeconfig does.
-if [ "$(kubectl config current-context 2>/dev/null)" = "kind-$name" ]; then
+if on_kind "$name"; then
 	kind=1
 	nodes=$root/scripts/kind.sh
 	k() { kubectl --context "kind-$name" "$@"; }
@@ -75,10 +75,12 @@ mirror=${OLM_MIRROR:-$default_mirror}
 
 # shellcheck source=scripts/wait.sh
 . "$root/scripts/wait.sh"
+# shellcheck source=scripts/toolbox.sh
+. "$root/scripts/toolbox.sh"
 
 # module_dir prints where Go keeps the OLM module scripts/tools/olm pins.
 module_dir() {
-	(cd "$root/scripts/tools/olm" && GOWORK=off go list -m -f '{{.Dir}}' github.com/operator-framework/operator-lifecycle-manager)
+	pinned_source "$root/scripts/tools/olm" github.com/operator-framework/operator-lifecycle-manager
 }
 
 # start_registry runs the mirror registry, unless it already answers.

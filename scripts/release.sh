@@ -131,8 +131,7 @@ tree_key() { if [ "$tree" = "$root" ]; then echo tree; else basename "$tree"; fi
 # mkimage runs scripts/images/mkimage, built for each run (kept_build), so
 # that it is never stale.
 mkimage() {
-	[ -x "$scratch/mkimage" ] ||
-		GOWORK=off kept_build "$root/scripts/images" mkimage "$scratch/mkimage" -trimpath ./mkimage
+	[ -x "$scratch/mkimage" ] || images_program mkimage "$scratch/mkimage"
 	"$scratch/mkimage" "$@"
 }
 

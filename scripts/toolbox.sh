@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Answers to the questions several scripts ask, for the scripts that source
+# this file (build-tools.sh, cluster.sh, deploy.sh, images.sh, kind.sh,
+# olm.sh), which set $root first.
+
+# The Go modules that scripts/tools pins: each scripts/tools/NAME/go.mod
+# requires a module at the version the project builds and tests with.
+
+# pinned_version DIR MODULE prints the version of MODULE that DIR's go.mod
+# requires.
+pinned_version() {
+	(cd "$1" && GOWORK=off go list -m -f '{{.Version}}' "$2")
+}
+
+# pinned_source DIR MODULE downloads that version of MODULE, unless the
+# module cache has it already, and prints its directory there.
+pinned_source() {
+	(cd "$1" && GOWORK=off go mod download -json "$2" | sed -n 's/^\t"Dir": "\(.*\)",$/\1/p')
+}
+
+# on_kind NAME reports whether kubectl's current context is the kind cluster
+# NAME (make kind-up makes it current), rather than the local cluster NAME.
+on_kind() {
+	[ "$(kubectl config current-context 2>/dev/null)" = "kind-$1" ]
+}
