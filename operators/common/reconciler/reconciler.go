@@ -7,9 +7,9 @@
 //     copy this process's last write to it replaced (the cache has not
 //     seen the write yet, and the write's event brings it back), or Hold
 //     the pass while the cache catches up with this operator's own writes.
-//  3. When it is being deleted: run the Finalize step, Summarize it, write
+//  3. When it is being deleted: Run its Deletion step, Summarize it, write
 //     the status, and release the Finalizer once the step is done. Without
-//     a Finalizer there is nothing to do: owner references take the
+//     a Deletion there is nothing to do: owner references take the
 //     children with it.
 //  4. Otherwise add the Finalizer, do the Normal work, stamp the generation
 //     it observed, and Summarize: Ready, Progressing and Degraded are
@@ -32,6 +32,7 @@ package reconciler
 import (
 	"context"
 	"errors"
+	"reflect"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -63,68 +64,76 @@ type Object interface {
 }
 
 // Steps are what one operator does at each point of the shape, for objects
-// of type T; O is what its Normal step observed, for its Summarize step.
-// Client, Recorder, New, Normal and Summarize are required.
+// of type T (a pointer to a struct); O is what its Normal step observed,
+// for its Summarize step. Client, Recorder, Told, Normal and Summarize are
+// what every operator gives; the rest are options, nil when unused.
 type Steps[T Object, O any] struct {
 	Client   client.Client
 	Recorder events.EventRecorder
 	// Told remembers the Degraded reasons already told; the operator's
-	// reconciler holds it, so that it lasts from pass to pass. Nil when the
-	// operator tells its own Warning events.
+	// reconciler holds it, so that it lasts from pass to pass.
 	Told *conditions.Told
-	// New returns an empty T to read the object into.
-	New func() T
-
-	// Forget, when set, drops what the operator remembers of an object
-	// that no longer exists.
-	Forget func(client.ObjectKey)
-	// Manages, when set, says whether this operator acts on obj at all
-	// (the predicate of its watches can be the same function).
-	Manages func(obj client.Object) bool
-	// Hold, when set, may put a pass off (with the Result to return): for
-	// instance until the cache has seen the children the last pass made.
-	Hold func(obj T) (ctrl.Result, bool)
 
 	// Normal brings obj towards its spec and returns what it observed.
 	// It may set any of obj's status; ObservedGeneration is still the one
 	// the previous pass observed while it runs.
 	Normal func(ctx context.Context, obj T) (O, ctrl.Result, error)
-	// Settling, when set, says that Normal, which ended without an error,
-	// created children whose own watch events bring the object back at
-	// once. The pass then writes no status: it would report a step ("the
-	// Pod is being created") that the next pass, moments later, reports
-	// past, and a status write costs a request on the custom resource's
-	// rate limiter, the one that bounds how fast many objects become
-	// Ready (a Database's status was written twice on its way to Ready,
-	// where once suffices). Only passes that created a watched child may
-	// settle, or the status would never be written.
-	Settling func(observed O) bool
 	// Summarize sets the conditions from what Normal observed and the
 	// error it ended with, on every pass. For an error that is neither
 	// Blocked nor Waiting (a failed API call) it may leave them as they
 	// were: that pass is retried.
 	Summarize func(obj T, observed O, err error)
 
-	// Finalizer, when set, is added before the first Normal pass and
-	// holds the object's deletion until Finalize returns done.
+	// Forget drops what the operator remembers of an object that no
+	// longer exists.
+	Forget func(client.ObjectKey)
+	// Manages says whether this operator acts on obj at all (the
+	// predicate of its watches can be the same function).
+	Manages func(obj client.Object) bool
+	// Hold may put a pass off (with the Result to return): for instance
+	// until the cache has seen the children the last pass made.
+	Hold func(obj T) (ctrl.Result, bool)
+	// Settling says that Normal, which ended without an error, created
+	// children whose own watch events bring the object back at once. The
+	// pass then writes no status: it would report a step ("the Pod is
+	// being created") that the next pass, moments later, reports past,
+	// and a status write costs a request on the custom resource's rate
+	// limiter, the one that bounds how fast many objects become Ready.
+	// Only passes that created a watched child may settle, or the status
+	// would never be written.
+	Settling func(observed O) bool
+	// Deletion is the step of an object being deleted that holds its
+	// deletion with a finalizer; without it, owner references take the
+	// children with the object.
+	Deletion *Deletion[T, O]
+}
+
+// Deletion is the work an object's deletion waits for.
+type Deletion[T Object, O any] struct {
+	// Finalizer is added before the first Normal pass and holds the
+	// object's deletion until Run returns done.
 	Finalizer string
-	// Finalize runs while obj is being deleted and holds the Finalizer;
-	// done lets the deletion finish.
-	Finalize func(ctx context.Context, obj T) (observed O, done bool, err error)
-	// SummarizeFinalize sets the conditions of an object being deleted
-	// from what Finalize observed and the error it ended with.
-	SummarizeFinalize func(obj T, observed O, err error)
+	// Run runs while obj is being deleted and holds the Finalizer; done
+	// lets the deletion finish.
+	Run func(ctx context.Context, obj T) (observed O, done bool, err error)
+	// Summarize sets the conditions of an object being deleted from what
+	// Run observed and the error it ended with.
+	Summarize func(obj T, observed O, err error)
+}
+
+// newObject returns an empty T to read an object into.
+func newObject[T Object]() T {
+	var zero T
+	return reflect.New(reflect.TypeOf(zero).Elem()).Interface().(T)
 }
 
 // Run is one pass of the shape for the object req names.
 func Run[T Object, O any](ctx context.Context, req ctrl.Request, s Steps[T, O]) (ctrl.Result, error) {
-	obj := s.New()
+	obj := newObject[T]()
 	if err := s.Client.Get(ctx, req.NamespacedName, obj); err != nil {
 		if apierrors.IsNotFound(err) {
 			apply.ForgetWrites(obj, req.NamespacedName)
-			if s.Told != nil {
-				s.Told.Forget(req.NamespacedName)
-			}
+			s.Told.Forget(req.NamespacedName)
 			if s.Forget != nil {
 				s.Forget(req.NamespacedName)
 			}
@@ -144,8 +153,8 @@ func Run[T Object, O any](ctx context.Context, req ctrl.Request, s Steps[T, O]) 
 	if !obj.GetDeletionTimestamp().IsZero() {
 		return s.finalize(ctx, obj)
 	}
-	if s.Finalizer != "" {
-		added, err := finalizers.Ensure(ctx, s.Client, obj, s.Finalizer)
+	if s.Deletion != nil {
+		added, err := finalizers.Ensure(ctx, s.Client, obj, s.Deletion.Finalizer)
 		if err != nil || added {
 			// The patch's own event brings the object back.
 			return ctrl.Result{}, ignoreConflict(err)
@@ -194,17 +203,16 @@ func Run[T Object, O any](ctx context.Context, req ctrl.Request, s Steps[T, O]) 
 
 // finalize runs the deletion step of an object that holds the Finalizer.
 func (s Steps[T, O]) finalize(ctx context.Context, obj T) (ctrl.Result, error) {
-	if s.Finalizer == "" || !controllerutil.ContainsFinalizer(obj, s.Finalizer) {
+	d := s.Deletion
+	if d == nil || !controllerutil.ContainsFinalizer(obj, d.Finalizer) {
 		return ctrl.Result{}, nil
 	}
 	before := obj.DeepCopyObject().(T)
-	observed, done, err := s.Finalize(ctx, obj)
+	observed, done, err := d.Run(ctx, obj)
 	if res, ok := unseen(err); ok {
 		return res, nil
 	}
-	if s.SummarizeFinalize != nil {
-		s.SummarizeFinalize(obj, observed, err)
-	}
+	d.Summarize(obj, observed, err)
 	werr := status.PatchIfChanged(ctx, s.Client, before, obj)
 	if apierrors.IsNotFound(werr) || apierrors.IsConflict(werr) {
 		// Gone already, or changed since read: its event runs the
@@ -215,7 +223,7 @@ func (s Steps[T, O]) finalize(ctx context.Context, obj T) (ctrl.Result, error) {
 		return ctrl.Result{}, err
 	}
 	// NotFound: a pass of an older event released it first.
-	err = finalizers.Remove(ctx, s.Client, obj, s.Finalizer)
+	err = finalizers.Remove(ctx, s.Client, obj, d.Finalizer)
 	if err == nil {
 		apply.Released(obj)
 	}
@@ -237,9 +245,6 @@ func unseen(err error) (ctrl.Result, bool) {
 // tell records a Warning event when Degraded became True for a reason not
 // told yet: one event per problem, however many passes see it.
 func (s Steps[T, O]) tell(before, after T) {
-	if s.Told == nil {
-		return
-	}
 	if d, tell := s.Told.Degraded(after, *before.StatusConditions(), *after.StatusConditions()); tell {
 		s.Recorder.Eventf(after, nil, corev1.EventTypeWarning, d.Reason, "Reconcile", "%s", d.Message)
 	}

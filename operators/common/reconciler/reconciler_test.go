@@ -100,7 +100,6 @@ func newFixture(t *testing.T, finalizers ...string) *fixture {
 func (f *fixture) steps() Steps[*thing, string] {
 	return Steps[*thing, string]{
 		Client: f.c, Recorder: f.recorder, Told: &f.told,
-		New:    func() *thing { return &thing{} },
 		Forget: func(k client.ObjectKey) { f.forgot = append(f.forgot, k) },
 		Normal: func(_ context.Context, obj *thing) (string, ctrl.Result, error) {
 			f.normals++
@@ -117,12 +116,14 @@ func (f *fixture) steps() Steps[*thing, string] {
 			conditions.Set(&obj.Status.Conditions, obj.Generation, conditions.Degraded, status, "R"+reason, "%s", msg)
 			conditions.Set(&obj.Status.Conditions, obj.Generation, conditions.Ready, metav1.ConditionTrue, "Serving", "the last spec serves")
 		},
-		Finalizer: finalizer,
-		Finalize: func(context.Context, *thing) (string, bool, error) {
-			return "deleting", f.done, f.err
-		},
-		SummarizeFinalize: func(obj *thing, observed string, err error) {
-			obj.Status.Note = observed
+		Deletion: &Deletion[*thing, string]{
+			Finalizer: finalizer,
+			Run: func(context.Context, *thing) (string, bool, error) {
+				return "deleting", f.done, f.err
+			},
+			Summarize: func(obj *thing, observed string, err error) {
+				obj.Status.Note = observed
+			},
 		},
 	}
 }
@@ -301,7 +302,7 @@ func TestManagesAndForget(t *testing.T) {
 		t.Fatal(err)
 	}
 	s = f.steps()
-	s.Finalizer = ""
+	s.Deletion = nil
 	if _, err := f.run(t, s); err != nil || f.normals != 0 || len(f.forgot) != 0 {
 		t.Fatalf("being deleted without a finalizer of ours: Normal %d, forgot %v, err %v; want nothing done", f.normals, f.forgot, err)
 	}
@@ -340,7 +341,7 @@ func TestDeletionWaitsForFinalize(t *testing.T) {
 func TestToldForgetsWhatIsGone(t *testing.T) {
 	f := newFixture(t)
 	s := f.steps()
-	s.Finalizer = ""
+	s.Deletion = nil
 	f.err = conditions.Block("Stuck", "a person must act")
 	if _, err := f.run(t, s); err != nil {
 		t.Fatal(err)
@@ -483,7 +484,7 @@ func TestPassOnAReleasedObjectSkips(t *testing.T) {
 	}
 	finalizes := 0
 	s := f.steps()
-	s.Finalize = func(context.Context, *thing) (string, bool, error) {
+	s.Deletion.Run = func(context.Context, *thing) (string, bool, error) {
 		finalizes++
 		return "deleting", true, nil
 	}

@@ -62,7 +62,6 @@ type DatabaseReconciler struct {
 func (r *DatabaseReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	return reconciler.Run(ctx, req, reconciler.Steps[*dbv1.Database, observed]{
 		Client: r.Client, Recorder: r.Recorder, Told: &r.told,
-		New:    func() *dbv1.Database { return &dbv1.Database{} },
 		Normal: r.reconcileChildren,
 		Forget: func(key client.ObjectKey) {
 			r.secretReads.Forget(client.ObjectKey{Namespace: key.Namespace, Name: key.Name + generatedSecretSuffix})

@@ -140,7 +140,6 @@ func trimPod(p *corev1.Pod) {
 func (r *EtcdClusterReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	return reconciler.Run(ctx, req, reconciler.Steps[*etcdv1.EtcdCluster, pass]{
 		Client: r.Client, Recorder: r.Recorder, Told: &r.told,
-		New:       func() *etcdv1.EtcdCluster { return &etcdv1.EtcdCluster{} },
 		Forget:    r.forget,
 		Manages:   r.manages,
 		Normal:    r.reconcileCluster,

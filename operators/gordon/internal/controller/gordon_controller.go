@@ -68,7 +68,6 @@ func Cache() map[client.Object]cache.ByObject {
 func (r *GordonReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	return reconciler.Run(ctx, req, reconciler.Steps[*gordonv1.Gordon, *replicas.Plan]{
 		Client: r.Client, Recorder: r.Recorder, Told: &r.told,
-		New:       func() *gordonv1.Gordon { return &gordonv1.Gordon{} },
 		Forget:    r.Expectations.Forget,
 		Hold:      r.holdForCache,
 		Normal:    r.reconcilePods,

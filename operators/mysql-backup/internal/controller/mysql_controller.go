@@ -92,13 +92,12 @@ var owner = apply.FieldOwner(FieldOwner)
 func (r *MySQLReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	return reconciler.Run(ctx, req, reconciler.Steps[*mysqlv1.MySQL, observed]{
 		Client: r.Client, Recorder: r.Recorder, Told: &r.told,
-		New:               func() *mysqlv1.MySQL { return &mysqlv1.MySQL{} },
-		Forget:            r.forget,
-		Normal:            r.reconcileChildren,
-		Summarize:         summarize,
-		Finalizer:         finalizer,
-		Finalize:          r.finalize,
-		SummarizeFinalize: summarizeDelete,
+		Forget:    r.forget,
+		Normal:    r.reconcileChildren,
+		Summarize: summarize,
+		Deletion: &reconciler.Deletion[*mysqlv1.MySQL, observed]{
+			Finalizer: finalizer, Run: r.finalize, Summarize: summarizeDelete,
+		},
 	})
 }
 
