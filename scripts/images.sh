@@ -3,8 +3,10 @@
 # its containerd. Nothing is pulled: root filesystems come from Debian's
 # packages (debootstrap), programs from Go modules, and scripts/images/mkimage
 # (go-containerregistry, no daemon) writes each image as a docker archive
-# tagged with the name the workshop's manifests use. These are local stand-ins,
-# not the upstream images:
+# tagged with the name the workshop's manifests use. (One file of over 300
+# lines, on purpose: each image's recipe is a few lines of the one machinery
+# they share, of root filesystems, stamps and layers.) These are local
+# stand-ins, not the upstream images:
 #
 #   registry.k8s.io/pause:3.10          pod sandbox (scripts/images/pause), the
 #                                       name containerd's config asks for

@@ -7,6 +7,11 @@
 # (scale tests tolerate it to use them). It also runs the cluster DNS
 # (CoreDNS); scripts/local-provisioner gives its claims real directories.
 #
+# One file of over 300 lines, on purpose: its commands (up, down, load,
+# admit, status) are the steps of one node's life and share its state (the
+# processes' pid files, the node's lock, containerd's directories), which
+# files of their own would each have to know.
+#
 # The machine has one real node: kubelet, kube-proxy and the node ports are
 # the machine's. It belongs to one cluster at a time: up for a second cluster
 # fails (status 4) and says which cluster holds it; `down` that one first.
