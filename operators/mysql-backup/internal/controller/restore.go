@@ -31,14 +31,14 @@ func (r *MySQLReconciler) reconcileRestore(ctx context.Context, m *mysqlv1.MySQL
 	switch {
 	case err != nil && !apierrors.IsNotFound(err):
 		return from, err
-	case from != "" && (err != nil || !metav1.IsControlledBy(j, m) || stateOf(j) != jobSucceeded ||
+	case from != "" && (err != nil || !ours(j, m) || stateOf(j) != jobSucceeded ||
 		j.Annotations[dataVolumeAnnotation] != string(pvc.UID)):
 		// Done, and the Job that did it is gone or not this volume's.
 		reportRestored(m, o, from, nil)
 		return from, nil
 	case err != nil:
 		return "", r.startRestore(ctx, m, pvc, o)
-	case !metav1.IsControlledBy(j, m):
+	case !ours(j, m):
 		return "", restoring(o, ReasonPreviousJob, "%s of an earlier MySQL named %s is still being deleted", name, m.Name)
 	case !j.DeletionTimestamp.IsZero():
 		return "", restoring(o, ReasonRestoring, "waiting for the previous %s to go before restoring again", name)

@@ -93,7 +93,7 @@ func (r *MySQLReconciler) releaseBackupVolume(ctx context.Context, m *mysqlv1.My
 	if err := r.Get(ctx, client.ObjectKey{Namespace: m.Namespace, Name: dataPVCName(m.Name)}, pvc); err != nil {
 		return client.IgnoreNotFound(err)
 	}
-	if !metav1.IsControlledBy(j, m) || stateOf(j) != jobSucceeded || !j.DeletionTimestamp.IsZero() ||
+	if !ours(j, m) || stateOf(j) != jobSucceeded || !j.DeletionTimestamp.IsZero() ||
 		pvc.Annotations[restoredAnnotation] == "" || j.Annotations[dataVolumeAnnotation] != string(pvc.UID) {
 		return nil
 	}
