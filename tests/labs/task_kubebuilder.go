@@ -101,12 +101,13 @@ subjects:
 
 // kubeconfigAs writes a kubeconfig that is the commands' own, its current
 // context only, acting as user (impersonation, which the cluster's admin
-// may do): the API server authorizes each request as user's.
+// may do): the API server authorizes each request as user's. A $KUBECONFIG
+// that lists several files is read as kubectl reads it, merged.
 func (r *taskRun) kubeconfigAs(user string) (string, error) {
 	rules := clientcmd.NewDefaultClientConfigLoadingRules()
 	for _, kv := range r.env {
 		if v, ok := strings.CutPrefix(kv, "KUBECONFIG="); ok {
-			rules.ExplicitPath = v
+			rules.Precedence = filepath.SplitList(v)
 		}
 	}
 	config, err := rules.Load()
