@@ -136,84 +136,23 @@ LABS_FAKE_NODES := $(shell grep -L 'needs: real node' labs/[0-9]*.md | sed 's|^l
 # each test's and each lab's time, and a failed run's whole output.
 GOTEST := $(ROOT)/scripts/gotest.sh
 
-# lap,LANE,STEP: a shell command saying that a lane's STEP ended, with the
-# seconds since the lane started ($$start).
-lap = echo "$(1): $(2) ended after $$(( $$(date +%s) - start ))s"
-
-# take_also,LANE: a shell command running each target of LANES_ALSO that no
-# lane has taken yet; a lane takes a target by making its directory in
-# LANES_ALSO_DIR, which only one can (test-clusters empties it first).
-take_also = for t in $(LANES_ALSO); do \
-		mkdir $(LANES_ALSO_DIR)/$$t 2>/dev/null || { [ -d $(LANES_ALSO_DIR)/$$t ] && continue; echo "$(1): cannot take $$t: no $(LANES_ALSO_DIR)" >&2; rc=1; continue; }; \
-		$(MAKE) --no-print-directory -k $$t || rc=1; \
-		$(call lap,$(1),$$t); \
-	done
-
-# make test-e2e and make test-kind-part, in two lanes side by side: one has
-# the machine's real node (tests/deploy, tests/olm, tests/realnode, the labs
-# that need it, the README), the other none (the kind part, the other labs on
-# fake nodes, tests/e2e). They share no cluster and no node; the steps that
-# run operators on this machine's own ports, as a learner does (the labs, the
-# README), take turns (tests/internal/cluster.LockHost; a lab's cluster
-# starts and stops outside its turn), and the kind labs go first, while the
-# first lane runs the suites that do not. The second lane's
-# output goes to bin/test-lane.log, printed whole when it ends; what the
-# failed tests of both printed last (scripts/gotest.sh) comes again at the
-# end, where CI's summary shows it, with what the run cost the machine's
-# CPUs (scripts/cpu-work.sh): its CPU time over the cores is the least wall
-# time its work can take here.
+# make test-e2e and make test-kind-part, in two lanes side by side, each
+# taking the targets of LANES_ALSO when its suites are done: scripts/lanes.sh
+# says how (tested by scripts/lanes_test.sh, in make test-unit).
+LANES = LANES_ALSO='$(LANES_ALSO)' LABS_REAL_NODE='$(LABS_REAL_NODE)' LABS_FAKE_NODES='$(LABS_FAKE_NODES)' \
+	FAULTS_SEEDS=$(FAULTS_SEEDS) BIN=$(BIN) MAKE='$(MAKE)' scripts/lanes.sh
 .PHONY: test-clusters
 test-clusters: ## make test-e2e and make test-kind-part, in two lanes side by side.
 	scripts/build-tools.sh kubernetes etcd kwok
 	@mkdir -p $(BIN)
-	@start=$$(date +%s); cpu=$$(scripts/cpu-work.sh); \
-	rm -rf $(BIN)/test-failures $(LANES_ALSO_DIR); mkdir -p $(LANES_ALSO_DIR); export GOTEST_FAILURES=$(BIN)/test-failures; \
-	{ $(MAKE) --no-print-directory test-lane LANES_ALSO='$(LANES_ALSO)' >$(BIN)/test-lane.log 2>&1 && echo 0 >$(BIN)/test-lane.rc || echo $$? >$(BIN)/test-lane.rc; } & \
-	lane=$$!; \
-	trap 'kill $$lane 2>/dev/null || true' INT TERM; \
-	rc=0; cd tests; \
-	$(GOTEST) -count=1 -p 1 -timeout 50m ./deploy/ ./olm/ ./realnode/ ./internal/... || rc=1; \
-	$(call lap,test-clusters,tests/deploy tests/olm tests/realnode); \
-	FAULTS_SEEDS=$(FAULTS_SEEDS) $(GOTEST) -count=1 -timeout 30m ./faults/ || rc=1; \
-	$(call lap,test-clusters,tests/faults seeds $(FAULTS_SEEDS)); \
-	$(GOTEST) -count=1 -timeout 60m -run 'TestLabs/($(LABS_REAL_NODE))' ./labs/ || rc=1; \
-	$(call lap,test-clusters,the labs on the real node); \
-	$(GOTEST) -count=1 -timeout 20m ./readme/ || rc=1; \
-	$(call lap,test-clusters,the README); \
-	cd ..; \
-	$(call take_also,test-clusters); \
-	echo "test-clusters: the real node's lane ended ($$rc) after $$(( $$(date +%s) - start ))s; waiting for the other"; \
-	wait $$lane || true; \
-	echo "test-clusters: the other lane printed (bin/test-lane.log):"; cat $(BIN)/test-lane.log; \
-	other=$$(cat $(BIN)/test-lane.rc); \
-	if [ -n "$$(ls $(BIN)/test-failures 2>/dev/null)" ]; then echo "test-clusters: what the failed tests printed last, again:"; cat $(BIN)/test-failures/*; fi; \
-	echo "test-clusters: real node's lane $$rc, other lane $$other, after $$(( $$(date +%s) - start ))s"; \
-	echo "test-clusters: the machine's CPUs: $$(scripts/cpu-work.sh "$$cpu")"; \
-	[ "$$rc" = 0 ] && [ "$$other" = 0 ]
+	@$(LANES) clusters
 
-# test-clusters' second lane: the labs on kind (make test-kind-part's), the
-# labs on fake nodes, tests/deploy on kind, tests/e2e.
+# test-clusters' second lane alone: the labs on kind (make test-kind-part's),
+# the labs on fake nodes, tests/deploy on kind, tests/e2e.
 .PHONY: test-lane
 test-lane:
-	@rc=0; start=$$(date +%s); \
-	if docker info >/dev/null 2>&1; then \
-		$(MAKE) --no-print-directory test-kind KIND_SUITES= KIND_LABS='0[457]' || rc=1; \
-		$(call lap,test-lane,the labs on kind); \
-	elif [ "$$E2E_KIND" = required ]; then \
-		echo "test-lane: no Docker daemon answers 'docker info', and E2E_KIND=required: start one (scripts/dockerd.sh start)" >&2; rc=1; \
-	else \
-		echo "test-lane: the kind part SKIPPED, no Docker daemon answers 'docker info' (scripts/dockerd.sh start starts one; E2E_KIND=required makes this a failure)" >&2; \
-	fi; \
-	(cd tests && $(GOTEST) -count=1 -timeout 30m -run 'TestLabs/($(LABS_FAKE_NODES))' ./labs/) || rc=1; \
-	$(call lap,test-lane,the labs on fake nodes); \
-	if docker info >/dev/null 2>&1; then \
-		(cd tests && E2E_PROVIDER=kind $(GOTEST) -count=1 -p 1 -timeout 40m ./deploy/) || rc=1; \
-		$(call lap,test-lane,tests/deploy on kind); \
-	fi; \
-	(cd tests && $(GOTEST) -count=1 -timeout 30m ./e2e/) || rc=1; \
-	$(call lap,test-lane,tests/e2e); \
-	$(call take_also,test-lane); \
-	exit $$rc
+	@mkdir -p $(LANES_ALSO_DIR)
+	@$(LANES) lane
 
 .PHONY: verify-tree
 verify-tree: ## Fail when git tracks a build output: a binary, or a file over 1 MiB.
@@ -225,6 +164,7 @@ test-unit: ## Unit tests of every module (no cluster; the e2e module is test-e2e
 	cd $(CATALOG_GEN) && GOWORK=off go test -count=1 -timeout 15m -tags $(CATALOG_TAGS) ./...
 	for m in $(LAB_MODULES); do (cd $$m && GOWORK=off go test -timeout 5m ./...); done
 	cd tests && go test -short -timeout 5m ./labs/
+	scripts/lanes_test.sh
 
 # The fuzz targets of the pure logic: operator/package:target. Each runs for
 # FUZZTIME; their seeds also run as plain tests in test-unit. A count of
