@@ -71,16 +71,19 @@ func dataPVC(m *mysqlv1.MySQL, mk marks) *corev1ac.PersistentVolumeClaimApplyCon
 }
 
 // marks are what the operator records on a data volume of the data it
-// holds: what its restore loaded, once done (restoredAnnotation), and that
-// a server's container started on it (startedAnnotation).
+// holds: what its restore loaded, once done (restoredAnnotation), that a
+// server's container started on it (startedAnnotation), and the backup
+// volume's room its restore Job measured (spaceAnnotation).
 type marks struct {
 	restoredFrom string
 	started      bool
+	space        string
 }
 
 // marksOf reads the marks of data volume pvc.
 func marksOf(pvc *corev1.PersistentVolumeClaim) marks {
-	return marks{restoredFrom: pvc.Annotations[restoredAnnotation], started: pvc.Annotations[startedAnnotation] == "true"}
+	return marks{restoredFrom: pvc.Annotations[restoredAnnotation], started: pvc.Annotations[startedAnnotation] == "true",
+		space: pvc.Annotations[spaceAnnotation]}
 }
 
 // annotations are the marks as the volume's annotations.
@@ -91,6 +94,9 @@ func (mk marks) annotations() map[string]string {
 	}
 	if mk.started {
 		a[startedAnnotation] = "true"
+	}
+	if mk.space != "" {
+		a[spaceAnnotation] = mk.space
 	}
 	return a
 }

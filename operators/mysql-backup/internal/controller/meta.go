@@ -35,8 +35,12 @@ const (
 	// comes from. A new volume, one that replaced a deleted one, has none:
 	// it is restored again.
 	restoredAnnotation = "otus.homework/restored-from"
-	restoredNone       = "none"
-	restoredUnknown    = "unknown"
+	// spaceAnnotation on the data volume is what its restore Job measured
+	// of the backup volume, "FREE/DUMP" in bytes (-1 when not measured):
+	// every pass says BackupSpace from it, rather than from the status.
+	spaceAnnotation = "otus.homework/backup-space"
+	restoredNone    = "none"
+	restoredUnknown = "unknown"
 	// startedAnnotation "true" on the data volume says a server's
 	// container started on it: from then on it may hold rows, and the
 	// MySQL's deletion backs it up, whatever its pods look like then.

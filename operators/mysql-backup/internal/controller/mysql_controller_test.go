@@ -1363,3 +1363,39 @@ func TestRefusedFirstServerPodIsTold(t *testing.T) {
 	setFailure(false)
 	waitCondition(t, m, conditions.Degraded, metav1.ConditionFalse, conditions.ReasonNoProblem)
 }
+
+// BackupSpace, and the Degraded it brings, is said on every pass from what
+// the restore Job measured, kept on the data volume: not from the MySQL's
+// status, which a person may write, and not only on the pass that read the
+// Job, which is gone once the restore is done.
+func TestBackupSpaceIsSaidFromTheDataVolume(t *testing.T) {
+	ns := suite.Namespace(t, nil)
+	m := create(t, homework(ns, "cramped"))
+	// Room for less than two more dumps of the last one's size.
+	ready(t, m, "restored otus-database-20261121T120000Z.sql.gz free=1500000 size=1000000")
+	waitCondition(t, m, conditions.Degraded, metav1.ConditionTrue, ReasonSpaceLow)
+	// The restore Job goes (a person deletes it, or it goes with a backup
+	// volume being deleted): what it measured stays with the volume.
+	restore := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: restoreJobName(m.Name)}}
+	if err := suite.Client.Delete(ctx, restore, client.PropagationPolicy(metav1.DeletePropagationBackground)); err != nil {
+		t.Fatal(err)
+	}
+	waitDeleted(t, restore)
+	pvc := &corev1.PersistentVolumeClaim{}
+	get(t, key(m, dataPVCName(m.Name)), pvc)
+	if got := pvc.Annotations[spaceAnnotation]; got != "1500000/1000000" {
+		t.Errorf("the data volume's %s is %q, want what the restore Job measured", spaceAnnotation, got)
+	}
+	// A status that says there is room changes nothing.
+	testenv.Eventually(t, "a forged BackupSpace", func(ctx context.Context) error {
+		forged := &mysqlv1.MySQL{}
+		if err := suite.Client.Get(ctx, key(m, m.Name), forged); err != nil {
+			return err
+		}
+		meta.SetStatusCondition(&forged.Status.Conditions, metav1.Condition{Type: BackupSpace, Status: metav1.ConditionTrue,
+			Reason: ReasonSpaceOK, Message: "plenty, says the status"})
+		return suite.Client.Status().Update(ctx, forged)
+	})
+	waitCondition(t, m, BackupSpace, metav1.ConditionFalse, ReasonSpaceLow)
+	waitCondition(t, m, conditions.Degraded, metav1.ConditionTrue, ReasonSpaceLow)
+}

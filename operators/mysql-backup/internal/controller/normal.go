@@ -77,7 +77,10 @@ func (r *MySQLReconciler) reconcileServer(ctx context.Context, m *mysqlv1.MySQL,
 
 	restoredFrom, restoreErr := r.reconcileRestore(ctx, m, pvc, o)
 	mk := marksOf(pvc)
-	next := marks{restoredFrom: restoredFrom, started: mk.started || restoredFrom != ""}
+	next := marks{restoredFrom: restoredFrom, started: mk.started || restoredFrom != "", space: mk.space}
+	if o.measured != "" {
+		next.space = o.measured
+	}
 	if !next.started && pvc.UID != "" {
 		server, err := r.serverPods(ctx, m)
 		if err != nil {
@@ -89,6 +92,9 @@ func (r *MySQLReconciler) reconcileServer(ctx context.Context, m *mysqlv1.MySQL,
 		if err := r.applyDataPVC(ctx, m, pvc, next, o); err != nil {
 			return err
 		}
+	}
+	if next.space != "" {
+		recordSpace(m, o, next.space)
 	}
 	restored := restoredFrom != ""
 	// The Service selects the server once its pods are labelled serving

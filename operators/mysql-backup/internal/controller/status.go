@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"time"
 
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/operator-workshops/workshop/operators/common/conditions"
@@ -37,6 +36,11 @@ type observed struct {
 	// fields that say so.
 	restore *restoreReport
 	backup  *backupReport
+	// measured is what the restore Job just measured of the backup
+	// volume, for the data volume's marks; spaceLow, what a person should
+	// know of the room it has, from those marks.
+	measured string
+	spaceLow *conditions.Report
 }
 
 // restoreReport is the status's word on a finished restore: the backup it
@@ -88,12 +92,11 @@ func summarize(m *mysqlv1.MySQL, o observed, err error) {
 	if o.serving {
 		state.Report = conditions.Report{Reason: ReasonReady, Message: fmt.Sprintf("%s answers on %s:%d", m.Name, m.Name, mysqlPort)}
 	}
-	space := meta.FindStatusCondition(m.Status.Conditions, BackupSpace)
 	switch {
 	case o.problem.reason != "":
 		state.Problem = conditions.Report{Reason: o.problem.reason, Message: o.problem.message}
-	case space != nil && space.Status == metav1.ConditionFalse:
-		state.Problem = conditions.Report{Reason: space.Reason, Message: space.Message}
+	case o.spaceLow != nil:
+		state.Problem = *o.spaceLow
 	}
 	conditions.Summarize(&m.Status.Conditions, m.Generation, state.With(err))
 }

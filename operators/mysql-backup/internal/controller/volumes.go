@@ -147,19 +147,26 @@ func unreadBackups(err error, m *mysqlv1.MySQL, backup *corev1.PersistentVolumeC
 		backup.Name, m.Name, backup.Spec.VolumeName)
 }
 
-// recordSpace keeps what a Job measured of the backup volume: room for at
-// least two dumps of the last one's size, so that the backup before delete
-// does not find it full.
-func recordSpace(m *mysqlv1.MySQL, o *observed, res scripts.Result) {
+// recordSpace says BackupSpace from what the restore Job measured of the
+// backup volume ("FREE/DUMP", kept on the data volume: spaceAnnotation):
+// room for at least two dumps of the last one's size, so that the backup
+// before delete does not find it full.
+func recordSpace(m *mysqlv1.MySQL, o *observed, measured string) {
 	pvc := backupPVCName(m.Name)
+	res := scripts.Result{FreeBytes: -1, DumpBytes: -1}
+	if _, err := fmt.Sscanf(measured, "%d/%d", &res.FreeBytes, &res.DumpBytes); err != nil {
+		res = scripts.Result{FreeBytes: -1, DumpBytes: -1}
+	}
 	switch {
 	case res.FreeBytes < 0:
 		o.report(BackupSpace, metav1.ConditionUnknown, ReasonSpaceUnknown, "the restore Job did not measure "+pvc)
 	case res.DumpBytes > 0 && res.FreeBytes < 2*res.DumpBytes:
-		o.report(BackupSpace, metav1.ConditionFalse, ReasonSpaceLow, fmt.Sprintf(
+		msg := fmt.Sprintf(
 			"%s has %s free and the last dump took %s: the next backups may not fit. Expand the volume "+
 				"(kubectl patch pvc %s, if its StorageClass allows expansion) or lower spec.backupsToKeep",
-			pvc, mib(res.FreeBytes), mib(res.DumpBytes), pvc))
+			pvc, mib(res.FreeBytes), mib(res.DumpBytes), pvc)
+		o.report(BackupSpace, metav1.ConditionFalse, ReasonSpaceLow, msg)
+		o.spaceLow = &conditions.Report{Reason: ReasonSpaceLow, Message: msg}
 	default:
 		o.report(BackupSpace, metav1.ConditionTrue, ReasonSpaceOK, fmt.Sprintf("%s has %s free", pvc, mib(res.FreeBytes)))
 	}
