@@ -696,15 +696,8 @@ func TestPasswordChange(t *testing.T) {
 	// counts the changes), not only when a Job is confirmed: had the
 	// confirming pass's status write been lost (a conflict drops it, and
 	// the Job is gone after), a later pass says it again.
-	testenv.Eventually(t, "a lost confirmation", func(ctx context.Context) error {
-		lost := &mysqlv1.MySQL{}
-		if err := suite.Client.Get(ctx, key(m, m.Name), lost); err != nil {
-			return err
-		}
-		meta.SetStatusCondition(&lost.Status.Conditions, metav1.Condition{Type: PasswordChanged, Status: metav1.ConditionUnknown,
-			Reason: ReasonChangingPassword, Message: "as a pass left it before its confirmation was written"})
-		return suite.Client.Status().Update(ctx, lost)
-	})
+	forgeCondition(t, m, metav1.Condition{Type: PasswordChanged, Status: metav1.ConditionUnknown,
+		Reason: ReasonChangingPassword, Message: "as a pass left it before its confirmation was written"})
 	waitCondition(t, m, PasswordChanged, metav1.ConditionTrue, ReasonPasswordChanged)
 }
 
@@ -1387,15 +1380,22 @@ func TestBackupSpaceIsSaidFromTheDataVolume(t *testing.T) {
 		t.Errorf("the data volume's %s is %q, want what the restore Job measured", spaceAnnotation, got)
 	}
 	// A status that says there is room changes nothing.
-	testenv.Eventually(t, "a forged BackupSpace", func(ctx context.Context) error {
+	forgeCondition(t, m, metav1.Condition{Type: BackupSpace, Status: metav1.ConditionTrue,
+		Reason: ReasonSpaceOK, Message: "plenty, says the status"})
+	waitCondition(t, m, BackupSpace, metav1.ConditionFalse, ReasonSpaceLow)
+	waitCondition(t, m, conditions.Degraded, metav1.ConditionTrue, ReasonSpaceLow)
+}
+
+// forgeCondition writes c into m's status, as a person allowed to write the
+// status could, or as a pass whose write was lost would have left it.
+func forgeCondition(t *testing.T, m *mysqlv1.MySQL, c metav1.Condition) {
+	t.Helper()
+	testenv.Eventually(t, "a status with "+c.Type+" "+string(c.Status), func(ctx context.Context) error {
 		forged := &mysqlv1.MySQL{}
 		if err := suite.Client.Get(ctx, key(m, m.Name), forged); err != nil {
 			return err
 		}
-		meta.SetStatusCondition(&forged.Status.Conditions, metav1.Condition{Type: BackupSpace, Status: metav1.ConditionTrue,
-			Reason: ReasonSpaceOK, Message: "plenty, says the status"})
+		meta.SetStatusCondition(&forged.Status.Conditions, c)
 		return suite.Client.Status().Update(ctx, forged)
 	})
-	waitCondition(t, m, BackupSpace, metav1.ConditionFalse, ReasonSpaceLow)
-	waitCondition(t, m, conditions.Degraded, metav1.ConditionTrue, ReasonSpaceLow)
 }
