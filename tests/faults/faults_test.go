@@ -434,7 +434,7 @@ func killScript(selves ...string) fault {
 	return fault{"SIGKILL of a Job's script", func(r *run) string {
 		for end := time.Now().Add(time.Minute); time.Now().Before(end); time.Sleep(50 * time.Millisecond) {
 			for _, self := range selves {
-				if pid := cluster.ScriptPID(r.ctx, self); pid != 0 {
+				if pid := suite.ScriptPID(r.ctx, r.ns, self); pid != 0 {
 					if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
 						return ""
 					}

@@ -76,11 +76,11 @@ func TestBackupVolumeDeletedDuringTheBackup(t *testing.T) {
 		inject func(t *testing.T, dir string)
 	}{
 		{"mid-dump", func(t *testing.T, dir string) {
-			waitScript(t, "backup.sh", dumping(dir))
+			waitScript(t, ns, "backup.sh", dumping(dir))
 			deleteVolume()
 		}},
 		{"after the dump completed, before the operator saw it", func(t *testing.T, dir string) {
-			waitScript(t, "backup.sh", dumping(dir))
+			waitScript(t, ns, "backup.sh", dumping(dir))
 			paused(func() {
 				testenv.EventuallyWithin(t, 3*time.Minute, job+" to succeed", func(ctx context.Context) error {
 					if n, _ := suite.Run(ctx, "kubectl", "get", "job", "-n", ns, job, "-o", "jsonpath={.status.succeeded}"); n != "1" {
@@ -101,7 +101,7 @@ func TestBackupVolumeDeletedDuringTheBackup(t *testing.T) {
 					n, _ := suite.Run(ctx, "kubectl", "get", "job", "-n", ns, verify, "-o", "jsonpath={.status.succeeded}")
 					return n == "1"
 				}
-				if pid := catchScript("verify.sh", done); pid > 0 {
+				if pid := catchScript(ns, "verify.sh", done); pid > 0 {
 					_ = syscall.Kill(pid, syscall.SIGSTOP)
 					t.Logf("verify.sh (pid %d) stopped mid-check", pid)
 					deleteVolume()
@@ -147,12 +147,12 @@ func lostEvents(ctx context.Context, t *testing.T, ns string) int {
 }
 
 // catchScript returns the process ID of a Job's script named self as soon as
-// one runs on this machine, 0 once done (asked every second) says its Job
+// one runs in a pod of ns, 0 once done (asked every second) says its Job
 // is over, or after three minutes.
-func catchScript(self string, done func() bool) int {
+func catchScript(ns, self string, done func() bool) int {
 	end, ask := time.Now().Add(3*time.Minute), time.Now()
 	for ; time.Now().Before(end); time.Sleep(20 * time.Millisecond) {
-		if pid := cluster.ScriptPID(context.Background(), self); pid != 0 {
+		if pid := suite.ScriptPID(context.Background(), ns, self); pid != 0 {
 			return pid
 		}
 		if time.Now().After(ask) {

@@ -43,7 +43,7 @@ func TestKillsDuringBackupAndRestore(t *testing.T) {
 	backupDir := volumePath(ctx, t, ns, "backup-mysql-instance-pvc")
 
 	suite.Kubectl(ctx, t, "delete", "-n", ns, "mysql/mysql-instance", "--wait=false")
-	killScript(t, "backup.sh", func() bool { return len(glob(t, backupDir, ".backup-tmp.*")) > 0 })
+	killScript(t, ns, "backup.sh", func() bool { return len(glob(t, backupDir, ".backup-tmp.*")) > 0 })
 	if len(glob(t, backupDir, ".backup-tmp.*")) == 0 {
 		t.Error("the killed backup left no temporary file: it was not killed mid-dump")
 	}
@@ -57,9 +57,9 @@ func TestKillsDuringBackupAndRestore(t *testing.T) {
 
 	suite.Kubectl(ctx, t, "apply", "-n", ns, "-f", sample)
 	loading := func() bool { return len(glob(t, backupDir, ".restoring-*")) > 0 }
-	killScript(t, "restore.sh", loading)
+	killScript(t, ns, "restore.sh", loading)
 	// The Job's next pod loads again; the server pod is replaced under it.
-	waitScript(t, "restore.sh", loading)
+	waitScript(t, ns, "restore.sh", loading)
 	suite.Kubectl(ctx, t, "delete", "pods", "-n", ns, "-l", "app=mysql-instance", "--grace-period=0", "--force")
 	suite.Kubectl(ctx, t, "wait", "-n", ns, "--for=condition=Ready", "mysql/mysql-instance", "--timeout=5m")
 	if got := strings.TrimSpace(sql("SELECT COUNT(*) FROM big;")); got != rows {
@@ -90,13 +90,13 @@ func glob(t *testing.T, dir, pattern string) []string {
 	return files
 }
 
-// waitScript waits until a Job's script named self runs and busy says it
+// waitScript waits until a Job's script named self runs in a pod of ns and busy says it
 // is at work, and returns its process ID on this machine.
-func waitScript(t *testing.T, self string, busy func() bool) int {
+func waitScript(t *testing.T, ns, self string, busy func() bool) int {
 	t.Helper()
 	var pid int
 	testenv.EventuallyWithin(t, 3*time.Minute, self+" at work", func(ctx context.Context) error {
-		if pid = cluster.ScriptPID(ctx, self); pid == 0 {
+		if pid = suite.ScriptPID(ctx, ns, self); pid == 0 {
 			return fmt.Errorf("no %s process", self)
 		}
 		if !busy() {
@@ -109,9 +109,9 @@ func waitScript(t *testing.T, self string, busy func() bool) int {
 
 // killScript kills a Job's script named self with SIGKILL, once it is at
 // work.
-func killScript(t *testing.T, self string, busy func() bool) {
+func killScript(t *testing.T, ns, self string, busy func() bool) {
 	t.Helper()
-	pid := waitScript(t, self, busy)
+	pid := waitScript(t, ns, self, busy)
 	if err := exec.Command("kill", "-KILL", strconv.Itoa(pid)).Run(); err != nil {
 		t.Fatalf("kill -KILL %d (%s): %v", pid, self, err)
 	}

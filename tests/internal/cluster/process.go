@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -54,16 +55,47 @@ func StopGroup(cmd *exec.Cmd) {
 }
 
 // ScriptPID is the process ID on this machine of a Job's script named self
-// (the operators' scripts set readonly self=NAME), 0 when none runs. Local
-// clusters' real node only: its containers are processes of this machine.
-func ScriptPID(ctx context.Context, self string) int {
+// (the operators' scripts set readonly self=NAME) that runs in a pod of
+// namespace, 0 when none does. Local clusters' real node only: its
+// containers are processes of this machine. A process of the same command
+// line outside those pods (a unit test's script, a kind node's pod) is
+// never named: the cgroup of a container's process names the container.
+func (s *Suite) ScriptPID(ctx context.Context, namespace, self string) int {
 	out, err := exec.CommandContext(ctx, "pgrep", "-f", "readonly self="+self).Output()
 	if err != nil {
 		return 0
 	}
-	pid, err := strconv.Atoi(strings.Fields(string(out))[0])
+	ids, err := s.Run(ctx, "kubectl", "get", "pods", "-n", namespace, "-o",
+		`jsonpath={.items[*].status.containerStatuses[*].containerID} {.items[*].status.initContainerStatuses[*].containerID}`)
 	if err != nil {
 		return 0
 	}
-	return pid
+	var containers []string
+	for _, id := range strings.Fields(ids) {
+		if _, id, ok := strings.Cut(id, "://"); ok && id != "" {
+			containers = append(containers, id)
+		}
+	}
+	for _, field := range strings.Fields(string(out)) {
+		if pid, err := strconv.Atoi(field); err == nil && inContainer(pid, containers) {
+			return pid
+		}
+	}
+	return 0
+}
+
+// inContainer reports whether process pid runs in one of containers (their
+// IDs): its cgroup's path names the container, as containerd writes it
+// (k8s.io/<ID>, or cri-containerd-<ID>.scope under systemd).
+func inContainer(pid int, containers []string) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cgroup", pid))
+	if err != nil {
+		return false
+	}
+	for _, id := range containers {
+		if strings.Contains(string(b), id) {
+			return true
+		}
+	}
+	return false
 }
