@@ -37,6 +37,8 @@
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+# shellcheck source=scripts/toolbox.sh
+. "$root/scripts/toolbox.sh"
 bin=${BIN:-$root/bin}
 export PATH="$bin:$PATH"
 
@@ -75,8 +77,6 @@ mirror=${OLM_MIRROR:-$default_mirror}
 
 # shellcheck source=scripts/wait.sh
 . "$root/scripts/wait.sh"
-# shellcheck source=scripts/toolbox.sh
-. "$root/scripts/toolbox.sh"
 
 # module_dir prints where Go keeps the OLM module scripts/tools/olm pins.
 module_dir() {
