@@ -331,21 +331,6 @@ func (a *applied) record(uid types.UID, at appliedAt) {
 	a.last[uid] = at
 }
 
-// CreateOnce creates obj as owner, for an object created once and never
-// changed, such as a Job: one of the same name that exists already was
-// created by an earlier pass the cache has not shown yet, and counts as done
-// (the caller reads it to see whose it is). It reports whether this call
-// created obj, so that only the call that did tells it in an Event.
-func (o FieldOwner) CreateOnce(ctx context.Context, c client.Client, obj client.Object) (bool, error) {
-	created := unseen.creating(obj)
-	err := c.Create(ctx, obj, client.FieldOwner(o))
-	created(err == nil)
-	if apierrors.IsAlreadyExists(err) {
-		return false, nil
-	}
-	return err == nil, err
-}
-
 // CreateIfAbsent creates desired as owner unless an object of its name
 // exists, for a child created once and never applied again (a Pod, a
 // volume kept as made), and reports whether it created it. The cache c

@@ -79,26 +79,6 @@ func TestIgnoreNamespaceTerminating(t *testing.T) {
 	}
 }
 
-func TestCreateOnce(t *testing.T) {
-	c := fake.NewClientBuilder().Build()
-	job := func() *corev1.ConfigMap {
-		return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "once", Namespace: "ns"}}
-	}
-	owner := FieldOwner("test-operator")
-	if created, err := owner.CreateOnce(context.Background(), c, job()); !created || err != nil {
-		t.Fatalf("first create: created %v, err %v", created, err)
-	}
-	if created, err := owner.CreateOnce(context.Background(), c, job()); created || err != nil {
-		t.Fatalf("second create: created %v, err %v; an existing object counts as done", created, err)
-	}
-	bad := job()
-	bad.Namespace = ""
-	bad.Name = ""
-	if created, err := owner.CreateOnce(context.Background(), c, bad); created || err == nil {
-		t.Fatalf("a create that fails: created %v, err %v", created, err)
-	}
-}
-
 // cachedClient reads from a cache of its own and writes to the API server
 // behind it, as the manager's client does.
 type cachedClient struct {

@@ -217,7 +217,7 @@ func (r *MySQLReconciler) startBackup(ctx context.Context, m *mysqlv1.MySQL, o *
 		}
 		return false, err
 	}
-	created, err := owner.CreateOnce(ctx, r.Client, j)
+	created, err := r.createJob(ctx, m, j)
 	switch {
 	case apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause):
 		r.skipBackup(m, o, ReasonBackupSkipped, fmt.Sprintf("namespace %s is being deleted with %s: no backup is possible", m.Namespace, backupPVCName(m.Name)))
@@ -330,7 +330,7 @@ func (r *MySQLReconciler) verified(ctx context.Context, m *mysqlv1.MySQL, o *obs
 			return nil, r.backupAgain(ctx, m, o, lost, j)
 		}
 		v = verifyJob(m, r.jobOptions(), j, res, pvc.UID)
-		created, err := owner.CreateOnce(ctx, r.Client, v)
+		created, err := r.createJob(ctx, m, v)
 		if err != nil {
 			return nil, err
 		}

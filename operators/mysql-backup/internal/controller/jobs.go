@@ -8,9 +8,11 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
+	"github.com/operator-workshops/workshop/operators/common/conditions"
 	"github.com/operator-workshops/workshop/operators/common/manager"
 	"github.com/operator-workshops/workshop/operators/common/pods"
 	mysqlv1 "github.com/operator-workshops/workshop/operators/mysql-backup/api/v1"
@@ -110,9 +112,51 @@ func (r *MySQLReconciler) startJob(ctx context.Context, m *mysqlv1.MySQL, j *bat
 	if err := controllerutil.SetControllerReference(m, j, r.Scheme()); err != nil {
 		return err
 	}
-	created, err := owner.CreateOnce(ctx, r.Client, j)
+	created, err := r.createJob(ctx, m, j)
 	if err == nil && created {
 		r.Recorder.Eventf(m, j, corev1.EventTypeNormal, reason, action, "%s", note)
 	}
 	return err
+}
+
+// createJob creates j, a Job of m's, unless one of its name exists, and
+// reports whether it created it. One that exists is read, from the API
+// server when the cache misses it (a Job without the operator's label), and
+// is earlierJob's unless it is m's: never taken for m's by its name alone.
+func (r *MySQLReconciler) createJob(ctx context.Context, m *mysqlv1.MySQL, j *batchv1.Job) (bool, error) {
+	existing := &batchv1.Job{}
+	created, err := owner.CreateIfAbsent(ctx, r.Client, r.APIReader, j, existing)
+	if err != nil || created || ours(existing, m) {
+		return created, err
+	}
+	return false, r.earlierJob(ctx, m, existing)
+}
+
+// earlierJob handles j, a Job of one of m's names that m did not make. One
+// an earlier MySQL of m's name made (its controller is a MySQL of that name
+// with another UID) has lost its owner: m holds the name, so the earlier
+// MySQL is gone. The operator deletes it, as the garbage collector would in
+// its own time (minutes, when the controller manager has just restarted),
+// and m's work waits until it has gone. Any other is someone else's: a
+// NameConflict, left as it is.
+func (r *MySQLReconciler) earlierJob(ctx context.Context, m *mysqlv1.MySQL, j *batchv1.Job) error {
+	ref := metav1.GetControllerOfNoCopy(j)
+	if ref == nil || !earlierOwner(*ref, m) {
+		return conditions.NameConflict("Job", j.Name, "MySQL", m.Name)
+	}
+	if j.DeletionTimestamp.IsZero() {
+		if err := r.deleteJob(ctx, j); err != nil {
+			return err
+		}
+		r.Recorder.Eventf(m, j, corev1.EventTypeNormal, ReasonPreviousJob, "DeleteEarlierJob",
+			"Deleted %s, left by an earlier MySQL named %s", j.Name, m.Name)
+	}
+	return conditions.Wait(ReasonPreviousJob, "%s of an earlier MySQL named %s is being deleted", j.Name, m.Name)
+}
+
+// earlierOwner reports whether ref names an earlier MySQL of m's name (of
+// any version of the API).
+func earlierOwner(ref metav1.OwnerReference, m *mysqlv1.MySQL) bool {
+	gv, err := schema.ParseGroupVersion(ref.APIVersion)
+	return err == nil && gv.Group == mysqlv1.GroupVersion.Group && ref.Kind == "MySQL" && ref.Name == m.Name && ref.UID != m.UID
 }

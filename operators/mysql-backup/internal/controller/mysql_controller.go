@@ -80,7 +80,7 @@ var owner = apply.FieldOwner(FieldOwner)
 // +kubebuilder:rbac:groups="",resources=pods,verbs=list;watch;create;patch
 // +kubebuilder:rbac:groups=apps,resources=deployments,verbs=get;list;watch;create;patch;delete
 // +kubebuilder:rbac:groups=apps,resources=replicasets,verbs=list;watch
-// +kubebuilder:rbac:groups=batch,resources=jobs,verbs=list;watch;create;delete
+// +kubebuilder:rbac:groups=batch,resources=jobs,verbs=get;list;watch;create;delete
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 // Leader election (--leader-elect), in the operator's own namespace only: its
 // Lease, and the Event that says which replica leads.

@@ -18,13 +18,13 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/operator-workshops/workshop/operators/common/apply"
 	"github.com/operator-workshops/workshop/operators/common/conditions"
+	"github.com/operator-workshops/workshop/operators/common/labels"
 	"github.com/operator-workshops/workshop/operators/common/testenv"
 	mysqlv1 "github.com/operator-workshops/workshop/operators/mysql-backup/api/v1"
 	"github.com/operator-workshops/workshop/operators/mysql-backup/internal/scripts"
@@ -333,10 +333,10 @@ func verifyJobOf(t *testing.T, m *mysqlv1.MySQL) *batchv1.Job {
 	return v
 }
 
-// collect deletes what the garbage collector would delete with m (the Jobs
-// it owns), and lets its data volume go as the PVC protection controller
-// would once no pod uses it, and the server's pods, as the Deployment's
-// deletion would: envtest runs none of these controllers.
+// collect lets m's data volume go as the PVC protection controller would
+// once no pod uses it, and deletes the server's pods, as the Deployment's
+// deletion would: envtest runs neither controller. The Jobs m owns stay,
+// as when the garbage collector is slow to delete them.
 func collect(t *testing.T, m *mysqlv1.MySQL) {
 	t.Helper()
 	if err := suite.Client.DeleteAllOf(ctx, &corev1.Pod{}, client.InNamespace(m.Namespace), client.MatchingLabels(serverSelector(m)),
@@ -348,23 +348,6 @@ func collect(t *testing.T, m *mysqlv1.MySQL) {
 		patch := client.MergeFrom(pvc.DeepCopy())
 		pvc.Finalizers = nil
 		if err := suite.Client.Patch(ctx, pvc, patch); err != nil {
-			t.Fatal(err)
-		}
-	}
-	lists := []client.ObjectList{&batchv1.JobList{}, &appsv1.DeploymentList{}, &corev1.ServiceList{},
-		&corev1.PersistentVolumeClaimList{}, &corev1.SecretList{}}
-	for _, list := range lists {
-		if err := suite.Client.List(ctx, list, client.InNamespace(m.Namespace)); err != nil {
-			t.Fatal(err)
-		}
-		err := meta.EachListItem(list, func(o runtime.Object) error {
-			obj := o.(client.Object)
-			if !metav1.IsControlledBy(obj, m) {
-				return nil
-			}
-			return client.IgnoreNotFound(suite.Client.Delete(ctx, obj, client.PropagationPolicy(metav1.DeletePropagationBackground)))
-		})
-		if err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -486,9 +469,12 @@ func TestHomeworkLifecycle(t *testing.T) {
 	}
 	collect(t, m)
 
-	// Recreate: the restore loads the backup; a second delete replaces the
-	// first MySQL's succeeded backup Job with its own.
+	// Recreate: the first MySQL's restore Job, which the garbage collector
+	// has not deleted (envtest runs none), is deleted by the operator; the
+	// restore loads the backup; a second delete replaces the first MySQL's
+	// succeeded backup Job with its own.
 	again := create(t, homework(ns, "mysql-instance"))
+	waitGone(t, restore)
 	got = ready(t, again, "restored otus-database-20261121T120000Z.sql.gz")
 	if got.Status.Message != "mysql-instance created with restore-job" || got.Status.RestoredFrom != "otus-database-20261121T120000Z.sql.gz" {
 		t.Errorf("message %q, restoredFrom %q", got.Status.Message, got.Status.RestoredFrom)
@@ -496,6 +482,9 @@ func TestHomeworkLifecycle(t *testing.T) {
 	// One restore, one Event (lab 5 once showed "Restored (x2)").
 	if n := eventsOf(t, got, "Restored"); n != 1 {
 		t.Errorf("%d Restored events for one restore, want 1", n)
+	}
+	if n := eventsOf(t, got, ReasonPreviousJob); n != 1 {
+		t.Errorf("%d %s events for the earlier restore Job deleted, want 1", n, ReasonPreviousJob)
 	}
 	if err := suite.Client.Delete(ctx, again); err != nil {
 		t.Fatal(err)
@@ -1071,6 +1060,39 @@ func TestNeverAdoptsAStranger(t *testing.T) {
 			if _, ok := stranger.(*corev1.PersistentVolumeClaim); !ok {
 				waitCondition(t, m, conditions.Degraded, metav1.ConditionFalse, conditions.ReasonNoProblem)
 			}
+		})
+	}
+}
+
+// A Job in the way of the restore that no earlier MySQL of the name made
+// is someone else's: the restore waits for it to go, and it is left as it
+// is, whether it carries the operator's labels (the cache holds it) or not
+// (only the API server does).
+func TestStrangersJobIsNeverDeleted(t *testing.T) {
+	for name, set := range map[string]map[string]string{
+		"unlabelled": nil,
+		"labelled":   {mysqlLabel: "taken", labels.ManagedBy: FieldOwner},
+	} {
+		t.Run(name, func(t *testing.T) {
+			ns := suite.Namespace(t, nil)
+			m := homework(ns, "taken")
+			stranger := &batchv1.Job{
+				ObjectMeta: metav1.ObjectMeta{Name: restoreJobName(m.Name), Namespace: ns, Labels: set},
+				Spec: batchv1.JobSpec{Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
+					RestartPolicy: corev1.RestartPolicyNever,
+					Containers:    []corev1.Container{{Name: "c", Image: "other"}},
+				}}},
+			}
+			if err := suite.Client.Create(ctx, stranger); err != nil {
+				t.Fatal(err)
+			}
+			create(t, m)
+			serverUp(t, m)
+			got := waitCondition(t, m, conditions.Degraded, metav1.ConditionTrue, ReasonNameConflict)
+			if c := meta.FindStatusCondition(got.Status.Conditions, Restored); c == nil || c.Status != metav1.ConditionUnknown || c.Reason != ReasonNameConflict {
+				t.Errorf("Restored must say what is in the way: %+v", c)
+			}
+			assertSameJob(t, stranger)
 		})
 	}
 }

@@ -111,8 +111,11 @@ func (r *MySQLReconciler) reconcilePassword(ctx context.Context, m *mysqlv1.MySQ
 	name := passwordJobName(m.Name)
 	j := &batchv1.Job{}
 	err := r.Get(ctx, client.ObjectKey{Namespace: m.Namespace, Name: name}, j)
-	if err != nil && !apierrors.IsNotFound(err) {
+	switch {
+	case err != nil && !apierrors.IsNotFound(err):
 		return err
+	case err == nil && !ours(j, m):
+		return r.earlierJob(ctx, m, j)
 	}
 	s := passwordState{
 		confirmed: string(creds.Data[keyPassword]),

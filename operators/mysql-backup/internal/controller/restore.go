@@ -39,7 +39,7 @@ func (r *MySQLReconciler) reconcileRestore(ctx context.Context, m *mysqlv1.MySQL
 	case err != nil:
 		return "", r.startRestore(ctx, m, pvc, o)
 	case !ours(j, m):
-		return "", restoring(o, ReasonPreviousJob, "%s of an earlier MySQL named %s is still being deleted", name, m.Name)
+		return "", inTheWay(o, r.earlierJob(ctx, m, j))
 	case !j.DeletionTimestamp.IsZero():
 		return "", restoring(o, ReasonRestoring, "waiting for the previous %s to go before restoring again", name)
 	case j.Annotations[dataVolumeAnnotation] != "" && j.Annotations[dataVolumeAnnotation] != string(pvc.UID):
@@ -153,9 +153,18 @@ func (r *MySQLReconciler) startRestore(ctx context.Context, m *mysqlv1.MySQL, pv
 	}
 	j := restoreJob(m, r.jobOptions(), pod, pvc.UID)
 	if err := r.startJob(ctx, m, j, ReasonRestoring, "CreateRestoreJob", "Started "+name+" to load the latest backup, if any"); err != nil {
-		return err
+		return inTheWay(o, err)
 	}
 	return restoring(o, ReasonRestoring, "%s is loading the latest backup, if any", name)
+}
+
+// inTheWay returns err, a Job in the restore's way (earlierJob) or an API
+// error, and says the first in the Restored condition.
+func inTheWay(o *observed, err error) error {
+	if reason, msg, _, ok := conditions.Reported(err); ok {
+		o.report(Restored, metav1.ConditionUnknown, reason, msg)
+	}
+	return err
 }
 
 func restoring(o *observed, reason, format string, args ...any) error {
