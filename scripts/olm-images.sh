@@ -13,7 +13,7 @@
 # the catalog name them. An operator has an image for every release of its
 # package the catalog lists: a release catalog/RELEASES records is built from
 # its commit, checked out in a worktree, so that an upgrade crosses the code
-# that was released; the older ones are stand-ins built from today's code.
+# that was released; the current one (catalog/VERSION) from the tree.
 # The catalog image also holds grpc_health_probe, which OLM's catalog pods
 # are probed with.
 #
@@ -66,8 +66,7 @@ mkimage() { program mkimage "$@"; }
 # build_operator builds the operator's images for this machine's platform,
 # as make release builds them for every platform: each released version's
 # from the commit it was released from (OP-operator-vVERSION.tar), the
-# others' from the tree (OP-operator.tar: the current release, and the
-# stand-ins of versions released before catalog/RELEASES).
+# current release's from the tree (OP-operator.tar).
 build_operator() {
 	local op=$1 tags=() v commit platform
 	platform=linux/$(go env GOARCH)
@@ -133,7 +132,7 @@ released_image() {
 released_build() {
 	local tree
 	tree=$("$root/scripts/release.sh" worktree "$2")
-	PLATFORMS=$3 TREE=$tree "$root/scripts/release.sh" image "$1" "$4" "$registry/$1-operator:v$2" >/dev/null
+	IMAGE_VERSION=$2 PLATFORMS=$3 TREE=$tree "$root/scripts/release.sh" image "$1" "$4" "$registry/$1-operator:v$2" >/dev/null
 }
 
 # build_bundle DIR builds the image of the catalog's bundle DIR (relative to

@@ -57,6 +57,8 @@
 #             bin/worktrees, checked out from the history the first time;
 #             TREE=that path builds the image and manifests VERSION shipped
 # $PLATFORMS: linux/amd64,linux/arm64; $REGISTRY: ghcr.io/operator-workshops;
+# $IMAGE_VERSION: the version image's label says (the tree's catalog/VERSION;
+# a release whose bundle an older tree generated, gordon 0.1.0, says its own);
 # $SOURCE: the repository the images' labels name; $TREE: the source tree
 # the image subcommand builds from (this one).
 set -euo pipefail
@@ -246,7 +248,7 @@ bundle-image)
 	;;
 image)
 	[ $# -ge 4 ] || usage
-	image "$2" "$3" "$(cat "$tree/catalog/VERSION")" "${@:4}"
+	image "$2" "$3" "${IMAGE_VERSION:-$(cat "$tree/catalog/VERSION")}" "${@:4}"
 	;;
 push)
 	[ $# -le 2 ] || usage

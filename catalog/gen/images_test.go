@@ -42,8 +42,12 @@ func TestImages(t *testing.T) {
 				t.Errorf("OCI labels %v, want source, revision and version %s", l, currentRelease(t))
 			}
 			// A released version's image is built from the commit
-			// catalog/RELEASES records for it.
+			// catalog/RELEASES records for it, for each operator that
+			// has a bundle of that version.
 			for v, commit := range releasedCommits(t) {
+				if !hasBundle(t, op, v) {
+					continue
+				}
 				_, cfg := openIndexImage(t, filepath.Join(dir, op+"-operator-v"+v+".tar"), DefaultRegistry+"/"+op+"-operator:v"+v)
 				if l := cfg.Config.Labels; l["org.opencontainers.image.revision"] != commit || l["org.opencontainers.image.version"] != v {
 					t.Errorf("%s %s: OCI labels %v, want revision %s", op, v, l, commit)
@@ -221,4 +225,15 @@ func releasedCommits(t *testing.T) map[string]string {
 		t.Fatal("catalog/RELEASES lists no release")
 	}
 	return out
+}
+
+// hasBundle reports whether the catalog has a bundle of op at version v.
+func hasBundle(t *testing.T, op, v string) bool {
+	t.Helper()
+	for _, b := range committedBundles(t) {
+		if b.Package == op && b.Version.String() == v {
+			return true
+		}
+	}
+	return false
 }

@@ -164,7 +164,8 @@ func approve(ctx context.Context, t *testing.T, ns, sub string) {
 // upgrade installs pkg's previous release (startingCSV from, each
 // InstallPlan approved by hand), lets before make data through it, approves
 // the upgrade to csv, the channel's head, and checks the CSV it replaced is
-// gone before after reads the data back.
+// gone and the operator's Deployment runs only the new version's pods
+// before after makes the new operator act and reads the data back.
 func upgrade(ctx context.Context, t *testing.T, ns, pkg, channel, from, csv string, before, after func()) {
 	t.Helper()
 	subscribe(ctx, t, ns, pkg, channel, "startingCSV: "+from, "installPlanApproval: Manual")
@@ -178,14 +179,16 @@ func upgrade(ctx context.Context, t *testing.T, ns, pkg, channel, from, csv stri
 	if got := suite.Kubectl(ctx, t, "get", "-n", ns, "deployment", pkg+"-operator", "-o", "jsonpath={.spec.template.spec.containers[0].image}"); !strings.HasSuffix(got, ":"+strings.TrimPrefix(csv, pkg+".")) {
 		t.Errorf("after the upgrade the operator runs %s, want %s's image", got, csv)
 	}
+	// Until the old version's pod has gone, it could be what acts next.
+	suite.Kubectl(ctx, t, "rollout", "status", "-n", ns, "deployment/"+pkg+"-operator", "--timeout=3m")
 	after()
 }
 
 // The database operator's head installed as it is; the mysql-backup
 // operator's previous release (0.2.0, built from the commit that released
 // it) installed first, a row written into the homework's MySQL through it,
-// then upgraded to the head: the MySQL is Ready again for its generation,
-// under the new operator, and the row is there.
+// then upgraded to the head: the new operator changes the root password,
+// and the row is read with the new one.
 func TestInstallThroughOLM(t *testing.T) {
 	needOLM(t)
 	t.Run("database", func(t *testing.T) {
@@ -200,18 +203,20 @@ func TestInstallThroughOLM(t *testing.T) {
 		t.Parallel()
 		ctx := context.Background()
 		const ns = "olm-mysql-backup"
-		sql := func(statement string) string {
-			return suite.Kubectl(ctx, t, "exec", "-n", ns, "deploy/mysql-instance", "--", "mysql", "-uroot", "-potuspassword", "-N", "-e", statement, "otus-database")
+		sql := func(password, statement string) string {
+			return suite.Kubectl(ctx, t, "exec", "-n", ns, "deploy/mysql-instance", "--", "mysql", "-uroot", "-p"+password, "-N", "-e", statement, "otus-database")
 		}
 		upgrade(ctx, t, ns, "mysql-backup", "alpha", "mysql-backup.v0.2.0", "mysql-backup.v0.3.0", func() {
 			suite.Kubectl(ctx, t, "apply", "-n", ns, "-f", "operators/mysql-backup/config/samples/mysql-instance.yaml")
 			suite.Kubectl(ctx, t, "wait", "-n", ns, "--for=condition=Ready", "mysql/mysql-instance", "--timeout=5m")
-			sql("CREATE TABLE kept (v varchar(20)); INSERT INTO kept VALUES ('before upgrade')")
+			sql("otuspassword", "CREATE TABLE kept (v varchar(20)); INSERT INTO kept VALUES ('before upgrade')")
 		}, func() {
-			// The new operator's pass over the MySQL: Ready, and its
-			// conditions stamped for the current generation.
+			// Only the new operator can change the password now: the row
+			// read with the new one shows it acted, and on the data.
+			suite.Kubectl(ctx, t, "patch", "-n", ns, "mysql/mysql-instance", "--type=merge", "-p", `{"spec":{"password":"upgradedpassword"}}`)
+			suite.Kubectl(ctx, t, "wait", "-n", ns, "--for=condition=PasswordChanged", "mysql/mysql-instance", "--timeout=5m")
 			suite.Kubectl(ctx, t, "wait", "-n", ns, "--for=condition=Ready", "mysql/mysql-instance", "--timeout=5m")
-			if got := sql("SELECT v FROM kept"); strings.TrimSpace(got) != "before upgrade" {
+			if got := sql("upgradedpassword", "SELECT v FROM kept"); strings.TrimSpace(got) != "before upgrade" {
 				t.Errorf("after the upgrade the table kept holds %q, want the row written before it", got)
 			}
 		})
@@ -221,14 +226,18 @@ func TestInstallThroughOLM(t *testing.T) {
 // The prgcont workshop's flow: the etcd operator installed through OLM in
 // the namespace etc, the workshop's EtcdCluster, then etcdctl inside a member.
 // The operator is the previous release first, upgraded to the head with a
-// key in the cluster: the key and the three members are there after it.
+// key in the cluster; the new operator then makes a member whose pod was
+// deleted again, and the key is read from that member: the key and the
+// three members are there after it.
 func TestWorkshopEtcdThroughOLM(t *testing.T) {
 	needOLM(t)
 	ctx := context.Background()
 	ns := "etc"
-	etcdctl := func(args ...string) string {
-		pod := strings.Fields(suite.Kubectl(ctx, t, "get", "po", "-n", ns, "-l", "etcd_cluster=example-etcd-cluster",
-			"--field-selector=status.phase=Running", "-o", "jsonpath={.items[*].metadata.name}"))[0]
+	members := func() []string {
+		return strings.Fields(suite.Kubectl(ctx, t, "get", "po", "-n", ns, "-l", "etcd_cluster=example-etcd-cluster",
+			"--field-selector=status.phase=Running", "-o", "jsonpath={.items[*].metadata.name}"))
+	}
+	etcdctlIn := func(pod string, args ...string) string {
 		cmd := suite.Command(ctx, "kubectl", append([]string{"exec", "-n", ns, pod, "--", "etcdctl"}, args...)...)
 		// Its standard output: etcdctl warns on its standard error of the
 		// image's ETCDCTL_API, which etcd 3.6 no longer reads.
@@ -240,14 +249,29 @@ func TestWorkshopEtcdThroughOLM(t *testing.T) {
 		}
 		return string(out)
 	}
+	etcdctl := func(args ...string) string { return etcdctlIn(members()[0], args...) }
 	upgrade(ctx, t, ns, "etcd-cluster", "singlenamespace-alpha", "etcd-cluster.v0.2.0", "etcd-cluster.v0.3.0", func() {
 		suite.Kubectl(ctx, t, "apply", "-n", ns, "-f", "operators/etcd-cluster/config/samples/example-etcd-cluster.yaml")
 		suite.Kubectl(ctx, t, "wait", "-n", ns, "--for=condition=Ready", "etcdcluster/example-etcd-cluster", "--timeout=5m")
 		etcdctl("put", "kept", "before-upgrade")
 	}, func() {
 		suite.Kubectl(ctx, t, "wait", "-n", ns, "--for=condition=Ready", "etcdcluster/example-etcd-cluster", "--timeout=5m")
-		if got := etcdctl("get", "kept", "--print-value-only"); strings.TrimSpace(got) != "before-upgrade" {
-			t.Errorf("after the upgrade etcdctl get kept says %q, want before-upgrade", got)
+		pod := members()[0]
+		uid := suite.Kubectl(ctx, t, "get", "pod", "-n", ns, pod, "-o", "jsonpath={.metadata.uid}")
+		suite.Kubectl(ctx, t, "delete", "pod", "-n", ns, pod)
+		testenv.EventuallyWithin(t, 5*time.Minute, "member "+pod+" made again by the new operator", func(ctx context.Context) error {
+			out, err := suite.Run(ctx, "kubectl", "get", "pod", "-n", ns, pod, "-o",
+				`jsonpath={.metadata.uid} {.status.conditions[?(@.type=="Ready")].status}`)
+			if err != nil {
+				return err
+			}
+			if f := strings.Fields(out); len(f) != 2 || f[0] == uid || f[1] != "True" {
+				return fmt.Errorf("pod %s: uid and Ready %q, want a new uid and True", pod, out)
+			}
+			return nil
+		})
+		if got := etcdctlIn(pod, "get", "kept", "--print-value-only"); strings.TrimSpace(got) != "before-upgrade" {
+			t.Errorf("after the upgrade etcdctl get kept in the member made again says %q, want before-upgrade", got)
 		}
 	})
 	out := etcdctl("member", "list")
@@ -260,7 +284,7 @@ func TestWorkshopEtcdThroughOLM(t *testing.T) {
 // runs them: gordon 0.1.0 installed first (its InstallPlan approved by hand)
 // and a Gordon made Ready by it; then the InstallPlan to the head, 0.3.0,
 // that the channel's skipRange offers at once, after which the Gordon's pods must be the
-// same; then the uninstall, after which the operator is gone and the Gordon,
+// same, and a pod deleted is made again by the new operator; then the uninstall, after which the operator is gone and the Gordon,
 // its pods and the CRD are not.
 func TestGordonUpgradeEdge(t *testing.T) {
 	needOLM(t)
@@ -299,6 +323,19 @@ func TestGordonUpgradeEdge(t *testing.T) {
 	if after := gordonPods(); after != pods {
 		t.Errorf("the upgrade replaced the Gordon's pods: %q before, %q after", pods, after)
 	}
+	// The new operator at work, the old one's pod gone: a pod deleted is
+	// made again.
+	suite.Kubectl(ctx, t, "rollout", "status", "-n", ns, "deployment/gordon-operator", "--timeout=3m")
+	name := strings.Fields(suite.Kubectl(ctx, t, "get", "pods", "-n", ns, "-l", "app.kubernetes.io/instance=gordoncluster",
+		"-o", "jsonpath={.items[*].metadata.name}"))[0]
+	suite.Kubectl(ctx, t, "delete", "pod", "-n", ns, name)
+	testenv.EventuallyWithin(t, 3*time.Minute, "the Gordon healed by gordon 0.3.0", func(ctx context.Context) error {
+		if now := gordonPods(); len(strings.Fields(now)) != 3 || now == pods {
+			return fmt.Errorf("pods %q, want three, one of them new", now)
+		}
+		return nil
+	})
+	pods = gordonPods()
 
 	r.run(ctx, r.block("sh", "kubectl -n gordon delete subscription gordon"))
 	if got := suite.Kubectl(ctx, t, "get", "-n", ns, "gordon/gordoncluster", "-o", "jsonpath={.spec.gordon.replicas}"); got != "3" {
