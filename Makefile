@@ -234,6 +234,19 @@ soak: ## Inject faults on the real node, seed after seed, for SOAK (1h), every i
 	cd tests && E2E_REAL_NODE=required FAULTS_FOR=$(SOAK) FAULTS_SEEDS=$(FAULTS_SEEDS) \
 		go test -count=1 -v -timeout $(SOAK_TIMEOUT) -run TestFaults ./faults/ 2>&1 | tee $(BIN)/logs/soak.log
 
+# The packages make mutate judges: the common module's plumbing and the
+# operators' pure logic, whose tests take seconds per mutant. A controller's
+# envtest suite takes a minute or more per mutant, hours per package: name
+# it in MUTATE_PACKAGES to judge it (operators/gordon/internal/controller).
+MUTATE_PACKAGES ?= operators/common/conditions operators/common/reconciler operators/common/secrets \
+	operators/common/apply operators/etcd-cluster/internal/membership \
+	operators/gordon/internal/expectations operators/gordon/internal/replicas
+
+.PHONY: mutate
+mutate: ## Mutation testing (scripts/mutate) of MUTATE_PACKAGES, one mutant at a time through go test -overlay: a report per package in scripts/mutate/results. Long; not part of make test.
+	scripts/build-tools.sh kubernetes etcd
+	go run ./scripts/mutate -out scripts/mutate/results $(MUTATE_PACKAGES)
+
 .PHONY: bench
 bench: ## Measure each operator on many CRs against the floor and the seed (about 36 min): bench/results and bench/README.md's table (BENCH_ARGS=-help lists the sizes).
 	scripts/build-tools.sh kubernetes etcd kwok

@@ -21,16 +21,12 @@
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-bin=${BIN:-$root/bin}
-export PATH="$bin:$PATH"
-
-cmd=${1:-}
-name=${2:-${CLUSTER_NAME:-workshop}}
+# shellcheck source=scripts/toolbox.sh
+. "$root/scripts/toolbox.sh"
+cluster_script "$@"
 nodes=${CLUSTER_NODES:-1}
 real_node=${CLUSTER_REAL_NODE:-auto}
 context=kwok-$name
-# kwokctl keeps each cluster's files, pids and logs here; so do we.
-dir=${KWOK_WORKDIR:-$HOME/.kwok}/clusters/$name
 own_kubeconfig=$dir/kubeconfig-$name.yaml
 pidfile=$dir/local-provisioner.pid
 # Like kind, add the context to the first file of $KUBECONFIG, else ~/.kube/config.
@@ -120,8 +116,6 @@ create() {
 
 # shellcheck source=scripts/wait.sh
 . "$root/scripts/wait.sh"
-# shellcheck source=scripts/toolbox.sh
-. "$root/scripts/toolbox.sh"
 
 # set_context makes the cluster's context current in the user's kubeconfig.
 # kwokctl adds it only when it creates a cluster; a reused one may have lost it,

@@ -54,13 +54,9 @@
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-bin=${BIN:-$root/bin}
-export PATH="$bin:$PATH"
-
-cmd=${1:-}
-name=${2:-${CLUSTER_NAME:-workshop}}
-workdir=${KWOK_WORKDIR:-$HOME/.kwok}
-dir=$workdir/clusters/$name
+# shellcheck source=scripts/toolbox.sh
+. "$root/scripts/toolbox.sh"
+cluster_script "$@"
 node_dir=$dir/real-node
 # Machine-wide: containerd's sockets and state, and who holds the node.
 run=/run/workshop-node

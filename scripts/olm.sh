@@ -39,13 +39,7 @@ set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 # shellcheck source=scripts/toolbox.sh
 . "$root/scripts/toolbox.sh"
-bin=${BIN:-$root/bin}
-export PATH="$bin:$PATH"
-
-cmd=${1:-}
-name=${2:-${CLUSTER_NAME:-workshop}}
-workdir=${KWOK_WORKDIR:-$HOME/.kwok}
-dir=$workdir/clusters/$name
+cluster_script "$@"
 olm_dir=$dir/olm
 pidfiles=$olm_dir/pids
 registry=${REGISTRY:-ghcr.io/operator-workshops}

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Answers to the questions several scripts ask, for the scripts that source
-# this file (build-tools.sh, cluster.sh, deploy.sh, images.sh, kind.sh,
+# this file (build-tools.sh, cluster.sh, deploy.sh, images.sh, kind.sh, node.sh,
 # olm.sh), which set $root first.
 
 # The Go modules that scripts/tools pins: each scripts/tools/NAME/go.mod
@@ -22,4 +22,20 @@ pinned_source() {
 # NAME (make kind-up makes it current), rather than the local cluster NAME.
 on_kind() {
 	[ "$(kubectl config current-context 2>/dev/null)" = "kind-$1" ]
+}
+
+# cluster_script ARGS... sets what each script that acts on one cluster
+# (cluster.sh, node.sh, olm.sh), run with ARGS, starts from: bin, the
+# project's built tools, first on PATH; cmd, its first argument; name, its
+# second, else $CLUSTER_NAME, else "workshop"; workdir and dir, where
+# kwokctl keeps the cluster's files, pids and logs
+# ($KWOK_WORKDIR/clusters/NAME, ~/.kwok by default), and so do these.
+# shellcheck disable=SC2034 # set for the script that calls it
+cluster_script() {
+	bin=${BIN:-$root/bin}
+	export PATH="$bin:$PATH"
+	cmd=${1:-}
+	name=${2:-${CLUSTER_NAME:-workshop}}
+	workdir=${KWOK_WORKDIR:-$HOME/.kwok}
+	dir=$workdir/clusters/$name
 }

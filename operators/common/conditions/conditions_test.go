@@ -85,6 +85,13 @@ func TestToldDegraded(t *testing.T) {
 	if _, tell := restarted.Degraded(other, healthy, crashing); !tell {
 		t.Error("after a restart, a new problem of another object is not told")
 	}
+	// A Degraded that is False told nothing, whatever its reason says.
+	var cleared []metav1.Condition
+	Set(&cleared, 1, Degraded, metav1.ConditionFalse, "ImagePullBackOff", "pulled at last")
+	third := &metav1.ObjectMeta{Namespace: "ns", Name: "third", UID: "uid-4"}
+	if _, tell := restarted.Degraded(third, cleared, pulling); !tell {
+		t.Error("after a restart, a problem whose reason a False Degraded names is not told")
+	}
 }
 
 // An outcome (a Job's, by its UID) is told once per object, whatever
@@ -158,5 +165,14 @@ func TestNameConflict(t *testing.T) {
 		"Delete or rename the Service, or give the Database another name"
 	if msg != want {
 		t.Errorf("message\n got %s\nwant %s", msg, want)
+	}
+}
+
+// Stamp marks every condition but those it is told to leave.
+func TestStamp(t *testing.T) {
+	conds := []metav1.Condition{{Type: Ready, ObservedGeneration: 1}, {Type: Degraded, ObservedGeneration: 1}}
+	Stamp(conds, 2, Degraded)
+	if conds[0].ObservedGeneration != 2 || conds[1].ObservedGeneration != 1 {
+		t.Errorf("Ready describes generation %d, Degraded %d; want 2 and 1", conds[0].ObservedGeneration, conds[1].ObservedGeneration)
 	}
 }

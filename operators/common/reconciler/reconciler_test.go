@@ -18,6 +18,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	"github.com/operator-workshops/workshop/operators/common/apply"
@@ -516,5 +517,32 @@ func TestPassOnAReleasedObjectSkips(t *testing.T) {
 	}
 	if finalizes != 2 {
 		t.Errorf("Finalize did not run on another object of the same name (%d calls)", finalizes)
+	}
+}
+
+// A deletion pass whose status write finds the object changed since it was
+// read (a conflict) or gone ends without an error: the change's own event,
+// or none for an object gone, brings the next pass, on fresh data, with no
+// retry after a back-off.
+func TestDeletionPassWhoseWriteIsStaleEndsQuietly(t *testing.T) {
+	for name, refusal := range map[string]error{
+		"conflict": apierrors.NewConflict(schema.GroupResource{Group: "example.org", Resource: "things"}, key.Name, errors.New("changed")),
+		"gone":     apierrors.NewNotFound(schema.GroupResource{Group: "example.org", Resource: "things"}, key.Name),
+	} {
+		t.Run(name, func(t *testing.T) {
+			f := newFixture(t, finalizer)
+			if err := f.c.Delete(context.Background(), f.stored(t)); err != nil {
+				t.Fatal(err)
+			}
+			f.c = interceptor.NewClient(f.c.(client.WithWatch), interceptor.Funcs{
+				SubResourcePatch: func(context.Context, client.Client, string, client.Object, client.Patch, ...client.SubResourcePatchOption) error {
+					return refusal
+				},
+			})
+			f.err = conditions.Wait("BackingUp", "backup-job runs")
+			if _, err := f.run(t, f.steps()); err != nil {
+				t.Errorf("the pass ended with %v, want no error", err)
+			}
+		})
 	}
 }

@@ -30,6 +30,15 @@ func TestCreations(t *testing.T) {
 	if e.Satisfied(key) {
 		t.Fatal("an earlier observation satisfied a later expectation")
 	}
+	// Nor while a deletion is expected: the creation seen then is no
+	// debt, and once the deletion is seen, nothing is awaited.
+	e.Forget(key)
+	e.ExpectDeletion(key, "pod-1")
+	e.CreationObserved(key)
+	e.DeletionObserved(key, "pod-1")
+	if !e.Satisfied(key) {
+		t.Fatal("a creation observed while only a deletion was expected left something awaited")
+	}
 }
 
 func TestDeletionsAreCountedOncePerPod(t *testing.T) {
