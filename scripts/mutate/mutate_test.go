@@ -10,7 +10,8 @@ import (
 )
 
 // The test subject's mutants, judged by its own tests: Max's > made <= is
-// killed, and so is each of Sign's; Max's > made >= is equivalent (equal arguments give the same result),
+// killed, and so is each of Sign's, and Sum's, by a test of calc_test.go
+// that its own sum_test.go does not have; Max's > made >= is equivalent (equal arguments give the same result),
 // as the list says; Double's + made - lives (its test tries 0 only);
 // Negative's comparison runs in no test. An entry of the list that no
 // mutant matches is reported.
@@ -45,6 +46,8 @@ testdata/calc/calc.go Max: < to >: if a < b {
 			"testdata/calc/calc.go Sign: < to >=: case x < 0:",
 			"testdata/calc/calc.go Sign: > to >=: case x > 0:",
 			"testdata/calc/calc.go Sign: > to <=: case x > 0:",
+			// Killed by a test of another file than its own.
+			"testdata/calc/sum.go Sum: += to -=: t += x",
 		},
 		equivalent: {"testdata/calc/calc.go Max: > to >=: if a > b {"},
 		lived:      {"testdata/calc/calc.go Double: + to -: func Double(x int) int { return x + x }"},
@@ -61,8 +64,8 @@ testdata/calc/calc.go Max: < to >: if a < b {
 	if r.count[timedOut]+r.count[notViable] != 0 {
 		t.Errorf("timed out or not viable: %v", r.count)
 	}
-	if e := r.efficacy(); e != 500.0/6 {
-		t.Errorf("efficacy %.1f, want 83.3 (five killed, one lived)", e)
+	if e := r.efficacy(); e != 600.0/7 {
+		t.Errorf("efficacy %.1f, want 85.7 (six killed, one lived)", e)
 	}
 	if !slices.Equal(r.stale, []string{"testdata/calc/calc.go Max: < to >: if a < b {"}) {
 		t.Errorf("stale entries %q", r.stale)
@@ -75,7 +78,7 @@ testdata/calc/calc.go Max: < to >: if a < b {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.HasPrefix(string(text), "testdata/calc: killed 5, lived 1, equivalent 1, timed out 0, not viable 0, not covered 2; efficacy 83.3 %") {
+	if !strings.HasPrefix(string(text), "testdata/calc: killed 6, lived 1, equivalent 1, timed out 0, not viable 0, not covered 2; efficacy 85.7 %") {
 		t.Errorf("report:\n%s", text)
 	}
 }

@@ -7,6 +7,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -113,11 +116,28 @@ func judge(ctx context.Context, dir, work string, m mutant, limit time.Duration)
 	if err := os.WriteFile(overlay, spec, 0o600); err != nil {
 		return "", err
 	}
+	// The tests of the mutant's own file first: most mutants they kill
+	// are killed without running the rest (a package's slow tests, an
+	// embedded etcd's, often sit in another file). One they do not kill
+	// meets every test of the package.
+	if first := testsOf(m.file); first != "" {
+		s, err := attempt(ctx, dir, overlay, limit, "-run="+first)
+		if err != nil || s != lived {
+			return s, err
+		}
+	}
+	return attempt(ctx, dir, overlay, limit)
+}
+
+// attempt runs the package's tests in dir with overlay, and args, within
+// limit.
+func attempt(ctx context.Context, dir, overlay string, limit time.Duration, args ...string) (status, error) {
 	tctx, cancel := context.WithTimeout(ctx, limit)
 	defer cancel()
 	// -timeout too, past the limit: a test binary outlives go test when
 	// mutate is killed.
-	out, err := goTest(tctx, dir, "-failfast", "-timeout="+(limit+30*time.Second).String(), "-overlay="+overlay)
+	args = append([]string{"-failfast", "-timeout=" + (limit + 30*time.Second).String(), "-overlay=" + overlay}, args...)
+	out, err := goTest(tctx, dir, args...)
 	var exit *exec.ExitError
 	switch {
 	case ctx.Err() != nil:
@@ -132,6 +152,25 @@ func judge(ctx context.Context, dir, work string, m mutant, limit time.Duration)
 		return killed, nil
 	}
 	return "", err
+}
+
+// testsOf returns the -run pattern of the tests in the test file beside
+// file (name_test.go for name.go), "" when it has none.
+func testsOf(file string) string {
+	f, err := parser.ParseFile(token.NewFileSet(), strings.TrimSuffix(file, ".go")+"_test.go", nil, parser.SkipObjectResolution)
+	if err != nil {
+		return ""
+	}
+	var names []string
+	for _, d := range f.Decls {
+		if fn, ok := d.(*ast.FuncDecl); ok && fn.Recv == nil && strings.HasPrefix(fn.Name.Name, "Test") && fn.Name.Name != "TestMain" {
+			names = append(names, fn.Name.Name)
+		}
+	}
+	if len(names) == 0 {
+		return ""
+	}
+	return "^(" + strings.Join(names, "|") + ")$"
 }
 
 // goTest runs go test on the package in dir, without the test cache.

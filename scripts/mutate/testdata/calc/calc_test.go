@@ -20,3 +20,9 @@ func TestSign(t *testing.T) {
 		t.Fatal("Sign")
 	}
 }
+
+func TestSumOfTwo(t *testing.T) {
+	if Sum(1, 2) != 3 {
+		t.Fatal("Sum")
+	}
+}
