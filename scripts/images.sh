@@ -23,8 +23,10 @@
 # and, built only when asked for by name (scripts/olm.sh does):
 #
 #   workshop.local/olm:VERSION          OLM's olm and catalog operators and cpb
-#                                       (scripts/tools/olm) on the toolbox, which
-#                                       is also OLM's "util image" (/bin/cp, /bin/cpb)
+#                                       (scripts/tools/olm), and cp
+#                                       (scripts/images/cp): OLM's "util image"
+#                                       too (/bin/cp, /bin/cpb); Go programs only,
+#                                       built without root
 #
 # and, for kind offline (scripts/kind.sh, when kind's released node image
 # cannot be pulled), the node image and what it holds:
@@ -94,11 +96,11 @@ say() { echo "images.sh: $*" >&2; }
 die() { say "$*"; exit 1; }
 hash() { sha256sum | cut -c1-16; }
 
-# programs builds mkimage, pause and gordon (images_program: go build links
-# again only when their sources changed).
+# programs builds mkimage, pause, gordon and cp (images_program: go build
+# links again only when their sources changed).
 programs() {
 	mkdir -p "$cache/bin"
-	for p in mkimage pause gordon; do images_program "$p" "$cache/bin/$p"; done
+	for p in mkimage pause gordon cp; do images_program "$p" "$cache/bin/$p"; done
 }
 
 # The packages of each root filesystem. toolbox is also the etcd image's base.
@@ -239,12 +241,12 @@ recipe() {
 		inputs=("$bin/etcd" "$bin/etcdctl")
 		;;
 	olm)
+		# Go programs alone, where upstream's are: no root filesystem, so
+		# no root needed to build it.
 		"$root/scripts/build-tools.sh" olm
-		layers=("$(rootfs toolbox "$toolbox_packages")")
-		# /bin is a link to usr/bin in the toolbox: a layer's bin/ would hide it.
-		stage "$stage_dir" usr/bin/olm="$bin/olm":0755 usr/bin/catalog="$bin/catalog":0755 usr/bin/cpb="$bin/cpb":0755
-		args=(--cmd /usr/bin/olm)
-		inputs=("$bin/olm" "$bin/catalog" "$bin/cpb")
+		stage "$stage_dir" bin/olm="$bin/olm":0755 bin/catalog="$bin/catalog":0755 bin/cpb="$bin/cpb":0755 bin/cp="$b/cp":0755
+		args=(--cmd /bin/olm)
+		inputs=("$bin/olm" "$bin/catalog" "$bin/cpb" "$b/cp")
 		;;
 	mysql)
 		layers=("$(rootfs mysql "$mysql_packages" mysql_fixup)")
