@@ -103,13 +103,14 @@ fmt: ## Format the Go code.
 # The operators' Job scripts are shellchecked by their own tests
 # (TestShellcheck), as the Jobs run them, common part included.
 .PHONY: lint
-lint: ## Lint the Go code of every module and the shell scripts.
-	scripts/build-tools.sh golangci-lint
+lint: ## Lint the Go code of every module, the shell scripts and the GitHub workflows.
+	scripts/build-tools.sh golangci-lint actionlint
 	for m in $(MODULES); do (cd $$m && golangci-lint run --config $(ROOT)/.golangci.yml ./...); done
 	cd $(CATALOG_GEN) && GOWORK=off golangci-lint run --config $(ROOT)/.golangci.yml --build-tags $(CATALOG_TAGS) ./...
 	for m in $(LAB_MODULES); do (cd $$m && GOWORK=off golangci-lint run --config $(ROOT)/.golangci.yml ./...); done
 	@command -v shellcheck >/dev/null || { echo "shellcheck is missing: apt-get install shellcheck"; exit 1; }
 	shellcheck scripts/*.sh .ci/run scripts/kind-docker/docker scripts/kind-docker/prologue scripts/images/kube-proxy/kube-proxy
+	actionlint
 
 ##@ Test
 

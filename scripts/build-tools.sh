@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
 # Builds, from Go modules only, every binary the project runs: the Kubernetes
 # control plane and kubectl, the real node's kubelet, kube-proxy and CoreDNS, kubeadm, etcd,
-# kwok/kwokctl, controller-gen, golangci-lint and FerretDB (the kind node's
+# kwok/kwokctl, controller-gen, golangci-lint, actionlint and FerretDB (the kind node's
 # mongo stand-in). Versions live in scripts/tools/<name>/go.mod, checksums in
 # the go.sum beside it. A tool is rebuilt only when its module files or its
 # build flags change, so second runs take well under a second; a fresh clone
 # copies what another clone built with the same Go, kept in
 # ~/.cache/workshop-tools ($WORKSHOP_TOOLS_CACHE).
 #
-# usage: scripts/build-tools.sh [kubernetes|kubernetes-node|kubectl|coredns|etcd|kwok|controller-gen|golangci-lint|kind|kubebuilder|olm|local-provisioner|ferretdb]...
+# usage: scripts/build-tools.sh [kubernetes|kubernetes-node|kubectl|coredns|etcd|kwok|controller-gen|golangci-lint|actionlint|kind|kubebuilder|olm|local-provisioner|ferretdb]...
 # With no argument it builds all but kubernetes-node, coredns and ferretdb, which only
 # the local cluster's real node and the kind node image need (scripts/node.sh
 # and scripts/images.sh build them), kind and kubectl alone (a few minutes, not
@@ -41,6 +41,7 @@ binaries() {
 	coredns) echo coredns ;;
 	controller-gen) echo controller-gen ;;
 	golangci-lint) echo golangci-lint ;;
+	actionlint) echo actionlint ;;
 	kind) echo kind ;;
 	kubebuilder) echo kubebuilder ;;
 	olm) echo olm catalog cpb ;;
@@ -175,7 +176,7 @@ exec 9>"$bin/.build-tools.lock"
 flock 9
 
 tools=("$@")
-[ ${#tools[@]} -gt 0 ] || tools=(kubernetes etcd kwok controller-gen golangci-lint)
+[ ${#tools[@]} -gt 0 ] || tools=(kubernetes etcd kwok controller-gen golangci-lint actionlint)
 for t in "${tools[@]}"; do
 	binaries "$t" >/dev/null
 	build "$t"
