@@ -2,6 +2,7 @@ package apply_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"testing"
@@ -60,6 +61,19 @@ func TestApplyChanged(t *testing.T) {
 	}
 
 	step("the first apply", cm(map[string]string{"a": "1", "b": "2"}), &corev1.ConfigMap{}, true, map[string]string{"a": "1", "b": "2"})
+	// What the apply created is Unseen to a cache that does not show it
+	// yet; what an apply failed to create is not.
+	behind := fake.NewClientBuilder().Build()
+	var u *apply.Unseen
+	if err := apply.Get(ctx, behind, c, client.ObjectKey{Namespace: "default", Name: "settings"}, &corev1.ConfigMap{}); !errors.As(err, &u) {
+		t.Errorf("Get of the ConfigMap the apply created, through a cache behind: %v, want Unseen", err)
+	}
+	if _, err := owner.ApplyChanged(ctx, c, corev1ac.ConfigMap("Not_A_Name", "default"), &corev1.ConfigMap{}); err == nil {
+		t.Fatal("an apply of an invalid name succeeded")
+	}
+	if err := apply.Get(ctx, behind, c, client.ObjectKey{Namespace: "default", Name: "Not_A_Name"}, &corev1.ConfigMap{}); errors.As(err, &u) {
+		t.Errorf("Get of what an apply failed to create: %v, want it read from the API server", err)
+	}
 	step("the same again", cm(map[string]string{"a": "1", "b": "2"}), live(), false, map[string]string{"a": "1", "b": "2"})
 
 	edited := live()
