@@ -77,13 +77,13 @@ func dataPVC(m *mysqlv1.MySQL, mk marks) *corev1ac.PersistentVolumeClaimApplyCon
 type marks struct {
 	restoredFrom string
 	started      bool
-	space        string
+	space        room
 }
 
 // marksOf reads the marks of data volume pvc.
 func marksOf(pvc *corev1.PersistentVolumeClaim) marks {
 	return marks{restoredFrom: pvc.Annotations[restoredAnnotation], started: pvc.Annotations[startedAnnotation] == "true",
-		space: pvc.Annotations[spaceAnnotation]}
+		space: roomOf(pvc.Annotations[spaceAnnotation])}
 }
 
 // annotations are the marks as the volume's annotations.
@@ -95,8 +95,8 @@ func (mk marks) annotations() map[string]string {
 	if mk.started {
 		a[startedAnnotation] = "true"
 	}
-	if mk.space != "" {
-		a[spaceAnnotation] = mk.space
+	if s := mk.space.annotation(); s != "" {
+		a[spaceAnnotation] = s
 	}
 	return a
 }

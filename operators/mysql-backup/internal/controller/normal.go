@@ -78,7 +78,7 @@ func (r *MySQLReconciler) reconcileServer(ctx context.Context, m *mysqlv1.MySQL,
 	restoredFrom, restoreErr := r.reconcileRestore(ctx, m, pvc, o)
 	mk := marksOf(pvc)
 	next := marks{restoredFrom: restoredFrom, started: mk.started || restoredFrom != "", space: mk.space}
-	if o.measured != "" {
+	if o.measured.reported {
 		next.space = o.measured
 	}
 	if !next.started && pvc.UID != "" {
@@ -93,7 +93,7 @@ func (r *MySQLReconciler) reconcileServer(ctx context.Context, m *mysqlv1.MySQL,
 			return err
 		}
 	}
-	if next.space != "" {
+	if next.space.reported {
 		recordSpace(m, o, next.space)
 	}
 	restored := restoredFrom != ""

@@ -89,7 +89,7 @@ func (r *MySQLReconciler) reconcileRestore(ctx context.Context, m *mysqlv1.MySQL
 		from = restoredUnknown
 	}
 	reportRestored(m, o, from, &res)
-	o.measured = fmt.Sprintf("%d/%d", res.FreeBytes, res.DumpBytes)
+	o.measured = measuredRoom(&res)
 	if r.told.Once(m, string(j.UID)) {
 		r.Recorder.Eventf(m, j, corev1.EventTypeNormal, "Restored", "RestoreJobDone", "%s", o.restore.message)
 	}

@@ -39,7 +39,7 @@ type observed struct {
 	// measured is what the restore Job just measured of the backup
 	// volume, for the data volume's marks; spaceLow, what a person should
 	// know of the room it has, from those marks.
-	measured string
+	measured room
 	spaceLow *conditions.Report
 }
 

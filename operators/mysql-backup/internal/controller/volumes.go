@@ -147,28 +147,59 @@ func unreadBackups(err error, m *mysqlv1.MySQL, backup *corev1.PersistentVolumeC
 		backup.Name, m.Name, backup.Spec.VolumeName)
 }
 
-// recordSpace says BackupSpace from what the restore Job measured of the
-// backup volume ("FREE/DUMP", kept on the data volume: spaceAnnotation):
-// room for at least two dumps of the last one's size, so that the backup
-// before delete does not find it full.
-func recordSpace(m *mysqlv1.MySQL, o *observed, measured string) {
-	pvc := backupPVCName(m.Name)
-	res := scripts.Result{FreeBytes: -1, DumpBytes: -1}
-	if _, err := fmt.Sscanf(measured, "%d/%d", &res.FreeBytes, &res.DumpBytes); err != nil {
-		res = scripts.Result{FreeBytes: -1, DumpBytes: -1}
+// room is what a restore Job measured of the backup volume: its free
+// bytes and the size of the dump it restored, each -1 where the Job could
+// not say. The zero room is one no Job reported.
+type room struct {
+	reported   bool
+	free, dump int64
+}
+
+// roomOf reads a room from its annotation on the data volume
+// (spaceAnnotation: "FREE/DUMP"); one that does not read as two numbers
+// is a room measured but unknown.
+func roomOf(annotation string) room {
+	if annotation == "" {
+		return room{}
 	}
+	r := room{reported: true}
+	if _, err := fmt.Sscanf(annotation, "%d/%d", &r.free, &r.dump); err != nil {
+		return room{reported: true, free: -1, dump: -1}
+	}
+	return r
+}
+
+// measuredRoom is the room a restore Job's report gives.
+func measuredRoom(res *scripts.Result) room {
+	return room{reported: true, free: res.FreeBytes, dump: res.DumpBytes}
+}
+
+// annotation is the room as spaceAnnotation's value, "" when none was reported.
+func (r room) annotation() string {
+	if !r.reported {
+		return ""
+	}
+	return fmt.Sprintf("%d/%d", r.free, r.dump)
+}
+
+// recordSpace says BackupSpace from the room the restore Job measured of
+// the backup volume (kept on the data volume): room for at least two dumps
+// of the last one's size, so that the backup before delete does not find
+// it full.
+func recordSpace(m *mysqlv1.MySQL, o *observed, r room) {
+	pvc := backupPVCName(m.Name)
 	switch {
-	case res.FreeBytes < 0:
+	case r.free < 0:
 		o.report(BackupSpace, metav1.ConditionUnknown, ReasonSpaceUnknown, "the restore Job did not measure "+pvc)
-	case res.DumpBytes > 0 && res.FreeBytes < 2*res.DumpBytes:
+	case r.dump > 0 && r.free < 2*r.dump:
 		msg := fmt.Sprintf(
 			"%s has %s free and the last dump took %s: the next backups may not fit. Expand the volume "+
 				"(kubectl patch pvc %s, if its StorageClass allows expansion) or lower spec.backupsToKeep",
-			pvc, mib(res.FreeBytes), mib(res.DumpBytes), pvc)
+			pvc, mib(r.free), mib(r.dump), pvc)
 		o.report(BackupSpace, metav1.ConditionFalse, ReasonSpaceLow, msg)
 		o.spaceLow = &conditions.Report{Reason: ReasonSpaceLow, Message: msg}
 	default:
-		o.report(BackupSpace, metav1.ConditionTrue, ReasonSpaceOK, fmt.Sprintf("%s has %s free", pvc, mib(res.FreeBytes)))
+		o.report(BackupSpace, metav1.ConditionTrue, ReasonSpaceOK, fmt.Sprintf("%s has %s free", pvc, mib(r.free)))
 	}
 }
 
