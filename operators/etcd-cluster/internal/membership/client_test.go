@@ -7,6 +7,7 @@ import (
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.uber.org/zap"
 )
 
 // A call that hangs (a gRPC picker waiting for a member that will not come
@@ -76,9 +77,78 @@ func TestCallsShareOneConnectionPerMember(t *testing.T) {
 		t.Error("the call after a failure reused the failed connection")
 	}
 
-	now = now.Add(idleAfter + time.Second)
+	now = now.Add(idleAfter)
+	use(b, nil)
+	if second.Ctx().Err() != nil || e.conns[a] == nil {
+		t.Errorf("a connection idle for %v, no longer than idleAfter, was closed", idleAfter)
+	}
+	now = now.Add(time.Second)
 	use(b, nil)
 	if second.Ctx().Err() == nil || e.conns[a] != nil {
 		t.Errorf("a connection idle for %v is still open", idleAfter+time.Second)
+	}
+}
+
+// A call that fails on a connection already dropped, by another call that
+// failed on it first, leaves alone the connection dialled since.
+func TestLateFailureKeepsTheNewConnection(t *testing.T) {
+	e := NewEtcd(clientv3.Config{}) // no DialTimeout: the client does not dial before a call
+	defer e.Close()
+	const a = "http://127.0.0.1:1"
+	first, err := e.connect(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.drop(a, first) // the first call that failed on it
+	e.drop(a, first) // a second one, with nothing in its place yet
+	second, err := e.connect(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.drop(a, first) // a third, after the next call dialled again
+	if e.conns[a] == nil || e.conns[a].client != second || second.Ctx().Err() != nil {
+		t.Error("a late failure on a dropped connection closed the one dialled since")
+	}
+}
+
+// A call whose context has no deadline gets callTimeout's; one whose
+// context has a deadline keeps it.
+func TestCallIsAlwaysBounded(t *testing.T) {
+	e := NewEtcd(clientv3.Config{}) // no DialTimeout: the client does not dial before a call
+	defer e.Close()
+	deadline := func(ctx context.Context) time.Time {
+		t.Helper()
+		d, err := call(ctx, e, "http://127.0.0.1:1", func(ctx context.Context, _ *clientv3.Client) (time.Time, error) {
+			d, ok := ctx.Deadline()
+			if !ok {
+				return time.Time{}, errors.New("the call's context has no deadline")
+			}
+			return d, nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
+	if d := time.Until(deadline(context.Background())); d <= 0 || d > callTimeout {
+		t.Errorf("a call without a deadline of its own ends in %v, want within %v", d, callTimeout)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Hour)
+	defer cancel()
+	want, _ := ctx.Deadline()
+	if got := deadline(ctx); !got.Equal(want) {
+		t.Errorf("a call with a deadline of its own ends at %v, want %v", got, want)
+	}
+}
+
+// The client logs through the operator's logger when given one, and
+// nowhere when not (clientv3 would write its own to stderr).
+func TestClientLogger(t *testing.T) {
+	given := zap.NewExample()
+	if got := NewEtcd(clientv3.Config{Logger: given}).config.Logger; got != given {
+		t.Errorf("the client logs through %v, not the logger it was given", got)
+	}
+	if got := NewEtcd(clientv3.Config{}).config.Logger; got == nil || got.Core().Enabled(zap.ErrorLevel) {
+		t.Errorf("a client given no logger logs through %v, want one that logs nothing", got)
 	}
 }
