@@ -22,9 +22,11 @@ type fakeClient struct {
 	members []*etcdserverpb.Member
 	status  map[string]*clientv3.StatusResponse
 	listErr map[string]error
-	err     error
-	errAt   map[string]error // a mutation's error at one endpoint, before err
-	calls   []string
+	// linErr, a linearizable list's error at one endpoint, before listErr.
+	linErr map[string]error
+	err    error
+	errAt  map[string]error // a mutation's error at one endpoint, before err
+	calls  []string
 
 	// hang, when set, makes the lists of these endpoints wait for their
 	// context's end; inFlight and maxInFlight count the lists under way.
@@ -47,6 +49,9 @@ func (f *fakeClient) MemberList(ctx context.Context, ep string, serializable boo
 	if f.hang[ep] {
 		<-ctx.Done()
 		return nil, ctx.Err()
+	}
+	if err := f.linErr[ep]; err != nil && !serializable {
+		return nil, err
 	}
 	if err := f.listErr[ep]; err != nil && (!serializable || !errors.Is(err, rpctypes.ErrNoLeader)) {
 		return nil, err
@@ -289,6 +294,66 @@ func TestMembersSeesAnImpostor(t *testing.T) {
 	}
 	if got[1].Healthy {
 		t.Errorf("ex-1 answered with another member's ID and counts as healthy: %+v", got[1])
+	}
+}
+
+// A member etcd lists without a name (one added, not started yet) is named
+// from its peer URL; one with a name of its own keeps it, and one with
+// neither stays nameless.
+func TestMembersNames(t *testing.T) {
+	f := &fakeClient{members: []*etcdserverpb.Member{
+		pbMember(0, false, true),
+		pbMember(1, false, false),
+		{ID: 0xa, Name: "added-by-hand", PeerURLs: []string{"http://ex-9:2380"}},
+		{ID: 0xb},
+	}}
+	e := &Executor{Client: f, Addressing: addressing{}, Endpoints: []string{clientURL(0)}}
+	got, err := e.Members(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, m := range got {
+		names = append(names, m.Name)
+	}
+	if want := []string{"ex-0", "ex-1", "added-by-hand", ""}; !slices.Equal(names, want) {
+		t.Errorf("names %q, want %q", names, want)
+	}
+}
+
+// The next list goes first to the last member seen leading, even when the
+// probes of the list between found no member healthy.
+func TestLeaderIsRememberedWhenNoneAnswers(t *testing.T) {
+	f := &fakeClient{
+		members: []*etcdserverpb.Member{pbMember(0, false, true), pbMember(1, false, true)},
+		status:  map[string]*clientv3.StatusResponse{clientURL(0): status(0, 1, 5), clientURL(1): status(1, 1, 5)},
+	}
+	e := &Executor{Client: f, Addressing: addressing{}, Endpoints: []string{clientURL(0)}}
+	if _, err := e.Members(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	f.status = nil // no probe answers; the lists still do
+	for i := range 2 {
+		f.calls = nil
+		if _, err := e.Members(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		if want := "MemberList " + clientURL(1) + " serializable=false"; len(f.calls) == 0 || f.calls[0] != want {
+			t.Errorf("list %d after the leader was seen: calls %q, want %q first", i+2, f.calls, want)
+		}
+	}
+}
+
+// When no member answers, the error says why the first, linearizable list
+// failed as well as the members' own copies.
+func TestMembersErrorSaysEveryRefusal(t *testing.T) {
+	eps := []string{clientURL(0), clientURL(1)}
+	timedOut, refused := errors.New("request timed out"), errors.New("connection refused")
+	f := &fakeClient{linErr: map[string]error{eps[0]: timedOut}, listErr: map[string]error{eps[0]: refused, eps[1]: refused}}
+	e := &Executor{Client: f, Addressing: addressing{}, Endpoints: eps}
+	_, err := e.Members(context.Background())
+	if !errors.Is(err, timedOut) || !errors.Is(err, refused) {
+		t.Errorf("Members = %v, want both %q and %q in it", err, timedOut, refused)
 	}
 }
 
