@@ -357,6 +357,43 @@ func TestMembersErrorSaysEveryRefusal(t *testing.T) {
 	}
 }
 
+// A member whose status answer is empty, or has no header, is down: there
+// is no ID in it to tell it is this member.
+func TestEmptyStatusIsDown(t *testing.T) {
+	f := &fakeClient{
+		members: []*etcdserverpb.Member{pbMember(0, false, true), pbMember(1, false, true), pbMember(2, false, true)},
+		status:  map[string]*clientv3.StatusResponse{clientURL(0): status(0, 0, 5), clientURL(1): nil, clientURL(2): {}},
+	}
+	e := &Executor{Client: f, Addressing: addressing{}, Endpoints: []string{clientURL(0)}}
+	got, err := e.Members(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got[1].Healthy || got[2].Healthy {
+		t.Errorf("members with an empty status answer count as healthy: %+v", got[1:])
+	}
+}
+
+// A probe waits ProbeTimeout, DefaultProbeTimeout when it is not set.
+func TestProbeTimeout(t *testing.T) {
+	if got := (&Executor{}).probeTimeout(); got != DefaultProbeTimeout {
+		t.Errorf("probe timeout unset: %v, want %v", got, DefaultProbeTimeout)
+	}
+	if got := (&Executor{ProbeTimeout: time.Second}).probeTimeout(); got != time.Second {
+		t.Errorf("probe timeout 1s: %v", got)
+	}
+}
+
+// Apply before any endpoint is known fails with the client's error; it
+// does not crash.
+func TestApplyWithoutEndpoints(t *testing.T) {
+	refused := errors.New("no endpoint to call")
+	e := &Executor{Client: &fakeClient{err: refused}, Addressing: addressing{}}
+	if _, err := e.Apply(context.Background(), Step{Action: Promote, Member: member(1)}); !errors.Is(err, refused) {
+		t.Errorf("Apply = %v, want the client's refusal", err)
+	}
+}
+
 func TestMembersNoEndpoints(t *testing.T) {
 	e := &Executor{Client: &fakeClient{}, Addressing: addressing{}}
 	if _, err := e.Members(context.Background()); err == nil || !strings.Contains(err.Error(), "Executor.Endpoints") {

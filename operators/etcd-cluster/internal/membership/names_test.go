@@ -18,6 +18,7 @@ func TestOrdinal(t *testing.T) {
 		{"ex", "ex-1a", 0, false},
 		{"ex", "ex-9999999999", 0, false},
 		{"ex", "other-1", 0, false},
+		{"ex", "7", 0, false},
 		{"ex", "", 0, false},
 		{"my", "my-etcd-3", 0, false},
 	}
