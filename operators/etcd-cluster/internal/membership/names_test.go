@@ -60,6 +60,7 @@ func TestHeadlessService(t *testing.T) {
 		{h, "http://example-2.example.other.svc:2380", ""},
 		{h, "http://a.b.example.default.svc:2380", ""},
 		{h, "http://10.0.0.7:2380", ""},
+		{h, "http://example-2:2380", ""},
 		{h, "::not a url", ""},
 	}
 	for _, tt := range tests {

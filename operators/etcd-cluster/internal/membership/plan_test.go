@@ -281,8 +281,27 @@ func TestStepString(t *testing.T) {
 }
 
 func TestQuorumLostNamesTheMembers(t *testing.T) {
-	step := Next(3, []Member{member(0), member(1, failed), member(2, down)}, learners)
-	if !strings.Contains(step.Reason, "ex-1, ex-2") || !strings.Contains(step.Reason, "1 of 3") {
-		t.Errorf("reason %q does not say which members are down", step.Reason)
+	step := Next(3, []Member{member(0), member(1, failed), member(2, down), member(3, learner, down)}, learners)
+	if !strings.Contains(step.Reason, "(ex-1, ex-2 not)") || !strings.Contains(step.Reason, "1 of 3") {
+		t.Errorf("reason %q does not say which voting members are down, and only those", step.Reason)
+	}
+}
+
+// A removal that would cost the quorum says what would be left of it.
+func TestWouldLoseQuorumSaysWhatIsLeft(t *testing.T) {
+	ms := []Member{member(0, leads), member(1), member(2, down)}
+	step := removeVoter(ms, ms[1], Availability(ms), learners, "scale down")
+	if want := "scale down: removing ex-1 would leave 1 healthy of 2 voting members, 2 needed"; step.Cause != WouldLoseQuorum || step.Reason != want {
+		t.Errorf("removeVoter = %s %q, want WouldLoseQuorum %q", step.Action, step.Reason, want)
+	}
+}
+
+// Leadership moves off a leader that is to be removed to a healthy voter:
+// never to the leader itself, a member that is down or a learner.
+func TestLeadershipMovesToAHealthyVoter(t *testing.T) {
+	ms := []Member{member(0, leads), member(1, down), member(2, learner), member(3), member(4)}
+	step := removeVoter(ms, ms[0], Availability(ms), learners, "scale down")
+	if step.Action != MoveLeader || step.To.Name != "ex-3" {
+		t.Errorf("removeVoter = %s, want leadership moved to ex-3", step)
 	}
 }
