@@ -305,3 +305,40 @@ func TestLeadershipMovesToAHealthyVoter(t *testing.T) {
 		t.Errorf("removeVoter = %s, want leadership moved to ex-3", step)
 	}
 }
+
+// A learner is caught up within LearnerLag entries of the leader and at
+// 90 % of its index or more, both bounds included.
+func TestCaughtUpBounds(t *testing.T) {
+	tests := []struct {
+		learner, leader, lag uint64
+		want                 bool
+	}{
+		{900, 1000, 100, true},
+		{899, 1000, 100, false},
+		{900, 1000, 1000, true},
+		{899, 1000, 1000, false},
+		{1000, 1000, 1, true},
+		{0, 1000, 1000, false},
+	}
+	for _, tt := range tests {
+		if got := caughtUp(tt.learner, tt.leader, tt.lag); got != tt.want {
+			t.Errorf("caughtUp(%d, %d, %d) = %v, want %v", tt.learner, tt.leader, tt.lag, got, tt.want)
+		}
+	}
+}
+
+// Scaling down removes a member that is down before a healthy one, the
+// first member too.
+func TestScaleDownRemovesTheMemberThatIsDown(t *testing.T) {
+	step := Next(3, []Member{member(0, down), member(1, leads), member(2), member(3)}, learners)
+	if step.Action != Remove || step.Member.Name != "ex-0" {
+		t.Errorf("Next = %s, want ex-0, which is down, removed", step)
+	}
+}
+
+// No voter, no quorum: a zero Verdict is not available.
+func TestNoVotersIsUnavailable(t *testing.T) {
+	if (Verdict{}).Available() || Availability(nil).Available() {
+		t.Error("a cluster without voters is called available")
+	}
+}
