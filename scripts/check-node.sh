@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Proves that a node runs what the labs rely on, on the cluster of kubectl's
-# current context: a pod of the toolbox image with a volume, Ready on NODE,
+# current context: a pod of the netshoot image (curl, dig, nc) with a volume, Ready on NODE,
 # its logs and kubectl exec, a NodePort Service at the node's address
 # (IP), cluster DNS and a Service's DNS name in the pod. With "machine", the
 # node is this machine (the local cluster's real node, scripts/node.sh
@@ -39,7 +39,7 @@ spec:
   nodeSelector: {kubernetes.io/hostname: $node}
   containers:
   - name: web
-    image: workshop.local/toolbox:bookworm
+    image: nicolaka/netshoot:v0.13
     command: [bash, -c]
     args:
     - |

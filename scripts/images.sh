@@ -18,7 +18,8 @@
 #   docker.io/prgcont/etcd:v3.2.13,     the project's etcd and etcdctl
 #   quay.io/coreos/etcd:v3.2.13         (scripts/tools/etcd, 3.6) on the toolbox
 #   prgcont/gordon:v1.0                 a program that logs a line and waits
-#   workshop.local/toolbox:bookworm     Debian with bash, curl, dig, nc, ip, jq
+#   workshop.local/toolbox:bookworm,    Debian with bash, curl, dig, nc, ip, jq: the
+#   nicolaka/netshoot:v0.13             tools of netshoot, the network toolbox image
 #
 # and, built only when asked for by name (scripts/olm.sh does):
 #
@@ -29,7 +30,10 @@
 #                                       built without root
 #
 # and, for kind offline (scripts/kind.sh, when kind's released node image
-# cannot be pulled), the node image and what it holds:
+# cannot be pulled), the node image, what it holds as kind's own does, and
+# the images a learner online pulls from Docker Hub or quay.io, which
+# scripts/kind.sh serves from a registry mirror instead (marked "mirrored";
+# so are the gordon, netshoot, etcd and mysql images above):
 #
 #   workshop.local/kind-node:VERSION    a kind node: Debian bookworm (whose systemd
 #                                       still boots on cgroup v1, unlike the
@@ -40,21 +44,24 @@
 #                                       plane's), a static bridge CNI config in
 #                                       place of kindnetd, and these images
 #                                       preloaded in its containerd, named as
-#                                       kubeadm asks for them, with every stand-in
-#                                       above but olm:
+#                                       kubeadm asks for them, with the pause and
+#                                       CoreDNS images above: only what kind's
+#                                       own node image holds, less kindnetd
 #   registry.k8s.io/kube-apiserver:VERSION, kube-controller-manager, kube-scheduler
 #                                       the control plane's binaries
 #   registry.k8s.io/kube-proxy:VERSION  kube-proxy on Debian's iptables
 #   workshop.local/kube-etcd:ETCD       the project's etcd, as kubeadm's etcd
 #   workshop.local/local-provisioner:dev
 #                                       scripts/local-provisioner, the node's
-#                                       default StorageClass "standard"
-#   mongo:4.0                           FerretDB (scripts/tools/ferretdb) on SQLite,
-#                                       a MongoDB wire-protocol server: the mongo
-#                                       shell is not in it
-#   busybox:1.36                        Debian's static busybox, a link per applet
-#   nginx:1.27                          Debian's nginx, logging to the container's
-#                                       output (lab 2's Deployment)
+#                                       default StorageClass "standard" (kind's
+#                                       local-path-provisioner's role)
+#   mongo:4.0                           (mirrored) FerretDB (scripts/tools/ferretdb)
+#                                       on SQLite, a MongoDB wire-protocol server:
+#                                       the mongo shell is not in it
+#   busybox:1.36                        (mirrored) Debian's static busybox, a link
+#                                       per applet
+#   nginx:1.27                          (mirrored) Debian's nginx, logging to the
+#                                       container's output (lab 2's Deployment)
 #
 # Mongo has no Debian package, so the local cluster's mongo Databases run
 # on fake nodes only. Every archive is rebuilt only when its inputs change
@@ -62,7 +69,7 @@
 # filesystems are cached by package list; delete the cache directory to
 # refresh them from the mirror.
 #
-# usage: scripts/images.sh build|import ADDRESS [STATE_DIR [IMAGE...]]|list|tags|pause-image|olm-image|kind-node|archive IMAGE...
+# usage: scripts/images.sh build|import ADDRESS [STATE_DIR [IMAGE...]]|list|tags|pause-image|olm-image|kind-node|mirrored|archive IMAGE...
 #   build        build the archives that are missing or stale
 #   import ADDR  build, then import into the containerd at socket ADDR the
 #                archives it does not have yet (the IMAGEs named, else all
@@ -72,6 +79,8 @@
 #   pause-image  print the sandbox image's name
 #   olm-image    print the OLM image's name
 #   kind-node    build the kind node image; print its archive and its name
+#   mirrored     build the images a mirror serves to kind under their
+#                upstream names; print their archives
 #   archive IMAGE...  build the IMAGEs (olm, say); print their archives
 # $WORKSHOP_IMAGES_CACHE is the cache (~/.cache/workshop-images); $DEBIAN_MIRROR
 # the mirror (http://deb.debian.org/debian).
@@ -89,8 +98,12 @@ mirror=${DEBIAN_MIRROR:-http://deb.debian.org/debian}
 suite=bookworm
 pause_image=registry.k8s.io/pause:3.10
 images=(pause coredns gordon toolbox etcd mysql)
-# What the kind node image holds, besides images: kubeadm's and kind's own.
+# The images of kind only: what its node image preloads besides pause and
+# coredns (kubeadm's and kind's own), and three more a mirror serves.
 kind_images=(kube-apiserver kube-controller-manager kube-scheduler kube-proxy kube-etcd local-provisioner mongo busybox nginx)
+kind_preload=(pause coredns kube-apiserver kube-controller-manager kube-scheduler kube-proxy kube-etcd local-provisioner)
+# What a learner on kind pulls by its upstream name, from a mirror here.
+mirrored=(gordon toolbox etcd mysql mongo busybox nginx)
 
 say() { echo "images.sh: $*" >&2; }
 die() { say "$*"; exit 1; }
@@ -314,13 +327,13 @@ recipe() {
 	kind-node)
 		local name
 		"$root/scripts/build-tools.sh" kubernetes kubernetes-node
-		for name in "${images[@]}" "${kind_images[@]}"; do build_image "$name" >/dev/null; done
+		for name in "${kind_preload[@]}"; do build_image "$name" >/dev/null; done
 		layers=("$(rootfs kind-node "$kind_node_packages" kind_node_fixup)" "$cache/stage/kind-node-preload")
 		kind_node_stage "$stage_dir"
 		args=(--entrypoint /usr/local/bin/entrypoint --entrypoint /sbin/init --env container=docker
 			--stop-signal SIGRTMIN+3 --label "workshop.local/kind=$(kind_version)")
 		inputs=("$bin/kubeadm" "$bin/kubelet" "$bin/kubectl" "$src"/kind-node/*)
-		for name in "${images[@]}" "${kind_images[@]}"; do inputs+=("$cache/archives/$name.tar.stamp"); done
+		for name in "${kind_preload[@]}"; do inputs+=("$cache/archives/$name.tar.stamp"); done
 		prepare=kind_node_preload
 		;;
 	*) die "unknown image $1 (images: ${images[*]} ${kind_images[*]} kind-node)" ;;
@@ -433,7 +446,7 @@ kind_node_preload() {
 		kill -0 "$preload_pid" 2>/dev/null || { cat "$st/log" >&2; die "the containerd that preloads the kind node's images stopped"; }
 		sleep 0.2
 	done
-	for name in "${images[@]}" "${kind_images[@]}"; do
+	for name in "${kind_preload[@]}"; do
 		"${c[@]}" images import --all-platforms --no-unpack --digests "$cache/archives/$name.tar" >/dev/null
 	done
 	have=$("${c[@]}" images ls -q)
@@ -467,7 +480,7 @@ tags() {
 	pause) echo "$pause_image" ;;
 	coredns) echo registry.k8s.io/coredns/coredns:v1.13.1 ;;
 	gordon) echo prgcont/gordon:v1.0 ;;
-	toolbox) echo workshop.local/toolbox:bookworm ;;
+	toolbox) echo workshop.local/toolbox:bookworm nicolaka/netshoot:v0.13 ;;
 	etcd) echo docker.io/prgcont/etcd:v3.2.13 quay.io/coreos/etcd:v3.2.13 ;;
 	mysql) echo mysql:5.7 mysql:8.0 ;;
 	olm) olm_image ;;
@@ -600,6 +613,14 @@ kind-node)
 	programs
 	build_image kind-node >/dev/null
 	echo "$cache/archives/kind-node.tar $(tags kind-node)"
+	;;
+mirrored)
+	mkdir -p "$cache"
+	programs
+	for name in "${mirrored[@]}"; do
+		build_image "$name" >/dev/null
+		echo "$cache/archives/$name.tar"
+	done
 	;;
 *)
 	sed -n '/^# usage:/,/^set -euo/{/^set/d;s/^# \{0,1\}//;p}' "${BASH_SOURCE[0]}" >&2

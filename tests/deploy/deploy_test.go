@@ -552,7 +552,7 @@ echo "no token: $(code)"
 echo "stranger: $(code -H "Authorization: Bearer $STRANGER")"
 echo "scraper: $(code -H "Authorization: Bearer $SCRAPER")"
 grep -m1 -o '^controller_runtime_reconcile_total{[^}]*}' /tmp/metrics || echo 'no reconcile metric'`
-	kubectl(t, time.Minute, "run", "scrape", "-n", ns, "--image=workshop.local/toolbox:bookworm", "--restart=Never",
+	kubectl(t, time.Minute, "run", "scrape", "-n", ns, "--image=nicolaka/netshoot:v0.13", "--restart=Never",
 		"--env=SCRAPER="+scraper, "--env=STRANGER="+stranger, "--command", "--", "bash", "-c", script)
 	kubectl(t, 3*time.Minute, "wait", "-n", ns, "--for=jsonpath={.status.phase}=Succeeded", "pod/scrape", "--timeout=2m")
 	out := kubectl(t, time.Minute, "logs", "-n", ns, "scrape")

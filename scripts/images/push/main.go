@@ -4,12 +4,17 @@
 // stands in for theirs, under the same repository paths: the image named
 // ghcr.io/operator-workshops/catalog:v0.2.0 goes to
 // 127.0.0.1:5000/operator-workshops/catalog:v0.2.0 with --mirror
-// 127.0.0.1:5000. Credentials come from the docker config (docker login), as
-// for crane and ko.
+// 127.0.0.1:5000. With --by-registry too, the mirror stands in for several
+// registries at once, each under a path of its own named as containerd
+// names the registry: mysql:5.7 goes to
+// 127.0.0.1:5001/docker.io/library/mysql:5.7, quay.io/coreos/etcd:v3.2.13
+// to 127.0.0.1:5001/quay.io/coreos/etcd:v3.2.13 (scripts/kind.sh points
+// each registry's hosts.toml at its path). Credentials come from the docker
+// config (docker login), as for crane and ko.
 //
 // Usage:
 //
-//	push [--mirror HOST:PORT] [--insecure] ARCHIVE...
+//	push [--mirror HOST:PORT [--by-registry]] [--insecure] ARCHIVE...
 //
 // --insecure speaks plain HTTP; a loopback mirror is always spoken to so.
 package main
@@ -24,6 +29,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"strings"
 
 	"github.com/google/go-containerregistry/pkg/authn"
 	"github.com/google/go-containerregistry/pkg/name"
@@ -34,21 +40,32 @@ import (
 
 func main() {
 	mirror := flag.String("mirror", "", "push every image to this registry instead of its own, keeping its repository path")
+	byRegistry := flag.Bool("by-registry", false, "with --mirror, put each image under a path named after its registry (docker.io, quay.io, ...)")
 	insecure := flag.Bool("insecure", false, "speak plain HTTP to the registries")
 	flag.Parse()
-	if flag.NArg() == 0 {
-		fmt.Fprintln(os.Stderr, "usage: push [--mirror HOST:PORT] [--insecure] ARCHIVE...")
+	if flag.NArg() == 0 || (*byRegistry && *mirror == "") {
+		fmt.Fprintln(os.Stderr, "usage: push [--mirror HOST:PORT [--by-registry]] [--insecure] ARCHIVE...")
 		os.Exit(2)
 	}
+	m := *mirror
+	if *byRegistry {
+		m += "/" + registryPath
+	}
 	for _, archive := range flag.Args() {
-		if err := push(archive, *mirror, *insecure || isLoopback(*mirror)); err != nil {
+		if err := push(archive, m, *insecure || isLoopback(*mirror)); err != nil {
 			fmt.Fprintln(os.Stderr, "push:", err)
 			os.Exit(1)
 		}
 	}
 }
 
-// push sends every tag of archive, each to its registry or to mirror.
+// registryPath in a mirror's address stands for the registry of the image
+// pushed: push replaces it with the registry's name.
+const registryPath = "{registry}"
+
+// push sends every tag of archive, each to its registry or to mirror (HOST:PORT,
+// possibly followed by a path, where registryPath stands for the image's
+// registry).
 func push(archive, mirror string, insecure bool) error {
 	images, cleanup, err := load(archive)
 	if err != nil {
@@ -66,7 +83,7 @@ func push(archive, mirror string, insecure bool) error {
 		}
 		to := im.tag
 		if mirror != "" {
-			to = mirror + "/" + src.RepositoryStr() + ":" + src.TagStr()
+			to = strings.ReplaceAll(mirror, registryPath, registryName(src.Registry)) + "/" + src.RepositoryStr() + ":" + src.TagStr()
 		}
 		dst, err := name.NewTag(to, opts...)
 		if err != nil {
@@ -78,6 +95,16 @@ func push(archive, mirror string, insecure bool) error {
 		fmt.Printf("pushed %s\n", dst)
 	}
 	return nil
+}
+
+// registryName is a registry's name as containerd knows it in its hosts
+// directory: docker.io for Docker Hub, whose API go-containerregistry names
+// by its host, index.docker.io.
+func registryName(r name.Registry) string {
+	if r.RegistryStr() == name.DefaultRegistry {
+		return "docker.io"
+	}
+	return r.RegistryStr()
 }
 
 // tagged is an image of an archive under one of its names, and how to write

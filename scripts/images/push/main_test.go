@@ -11,10 +11,12 @@ import (
 
 	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/google/go-containerregistry/pkg/registry"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/empty"
 	"github.com/google/go-containerregistry/pkg/v1/layout"
 	"github.com/google/go-containerregistry/pkg/v1/random"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
+	"github.com/google/go-containerregistry/pkg/v1/tarball"
 )
 
 // An OCI archive's index goes to the mirror whole, under each of its names.
@@ -60,6 +62,54 @@ func TestPushOCIArchiveToMirror(t *testing.T) {
 		}
 		if d, err := got.Digest(); err != nil || d != want {
 			t.Errorf("%s: digest %s, %v; want %s", ref, d, err, want)
+		}
+	}
+}
+
+// With --by-registry, one mirror holds the images of several registries,
+// each under the path of its registry's name, Docker Hub's as docker.io.
+func TestPushByRegistry(t *testing.T) {
+	srv := httptest.NewServer(registry.New())
+	defer srv.Close()
+	u, err := url.Parse(srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	img, err := random.Image(64, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	refs := map[name.Reference]v1.Image{}
+	for _, n := range []string{"mysql:5.7", "prgcont/gordon:v1.0", "quay.io/coreos/etcd:v3.2.13"} {
+		tag, err := name.NewTag(n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		refs[tag] = img
+	}
+	archive := filepath.Join(t.TempDir(), "images.tar")
+	if err := tarball.MultiRefWriteToFile(archive, refs); err != nil {
+		t.Fatal(err)
+	}
+
+	if err := push(archive, u.Host+"/"+registryPath, true); err != nil {
+		t.Fatal(err)
+	}
+	want, err := img.Digest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, path := range []string{"docker.io/library/mysql:5.7", "docker.io/prgcont/gordon:v1.0", "quay.io/coreos/etcd:v3.2.13"} {
+		ref, err := name.NewTag(u.Host+"/"+path, name.Insecure)
+		if err != nil {
+			t.Fatal(err)
+		}
+		d, err := remote.Head(ref)
+		if err != nil {
+			t.Fatalf("%s: %v", ref, err)
+		}
+		if d.Digest != want {
+			t.Errorf("%s: digest %s, want %s", ref, d.Digest, want)
 		}
 	}
 }
