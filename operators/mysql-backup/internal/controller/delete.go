@@ -159,7 +159,12 @@ func (r *MySQLReconciler) startBackup(ctx context.Context, m *mysqlv1.MySQL, o *
 	never, err := r.neverStarted(ctx, m, pvc)
 	if err != nil || never {
 		if never {
-			r.skipBackup(m, o, ReasonNothingToBackUp, "the server never started, so there is nothing to back up")
+			why := "the server never started, so there is nothing to back up"
+			if pvc.UID == "" {
+				// Deleted with its namespace, say: the rows went with it.
+				why = fmt.Sprintf("there is no data volume %s of this MySQL's (deleted with its namespace, or never made), so there is nothing to back up", dataPVCName(m.Name))
+			}
+			r.skipBackup(m, o, ReasonNothingToBackUp, why)
 		}
 		return never, err
 	}

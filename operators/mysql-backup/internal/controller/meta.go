@@ -46,8 +46,9 @@ const (
 	// MySQL's deletion backs it up, whatever its pods look like then.
 	startedAnnotation = "otus.homework/server-started"
 	// dataVolumeAnnotation on a restore Job is the UID of the data volume
-	// it restores into, and serverPodAnnotation, on a restore or backup
-	// Job, the UID of the server pod it loads into or dumps from.
+	// it restores into, and serverPodAnnotation, on a restore, backup or
+	// password Job, the UID of the server pod it loads into, dumps from or
+	// changes the password of.
 	dataVolumeAnnotation = "otus.homework/data-volume-uid"
 	serverPodAnnotation  = "otus.homework/server-pod-uid"
 	// backupVolumeAnnotation on a backup Job and on a verify Job is the

@@ -19,6 +19,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -119,10 +120,18 @@ var (
 func serverUp(t *testing.T, m *mysqlv1.MySQL) {
 	t.Helper()
 	d, pod := serverPod(t, m)
-	pod.Status.Phase = corev1.PodRunning
-	pod.Status.PodIP = serverIP
-	pod.Status.Conditions = []corev1.PodCondition{{Type: corev1.ContainersReady, Status: corev1.ConditionTrue}}
-	if err := suite.Client.Status().Update(ctx, pod); err != nil {
+	// The operator may label the new pod (serving) between its creation
+	// and this write: the kubelet's status write is read-modify-write too.
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		if err := suite.Client.Get(ctx, client.ObjectKeyFromObject(pod), pod); err != nil {
+			return err
+		}
+		pod.Status.Phase = corev1.PodRunning
+		pod.Status.PodIP = serverIP
+		pod.Status.Conditions = []corev1.PodCondition{{Type: corev1.ContainersReady, Status: corev1.ConditionTrue}}
+		return suite.Client.Status().Update(ctx, pod)
+	})
+	if err != nil {
 		t.Fatal(err)
 	}
 	deploymentAvailable(t, d)

@@ -122,6 +122,24 @@ func (r *MySQLReconciler) reconcilePassword(ctx context.Context, m *mysqlv1.MySQ
 		pending:   string(creds.Data[keyPendingPassword]),
 		desired:   desired,
 	}
+	if err == nil && j.DeletionTimestamp.IsZero() && stateOf(j) != jobSucceeded {
+		// A Job whose server pod was replaced (it waits in vain for the
+		// old address, or lost it mid-statement) starts again against the
+		// new one: it left the server with one of the two passwords, and
+		// the next Job logs in with either.
+		pod, err := r.replacedServer(ctx, m, j)
+		if err != nil {
+			return err
+		}
+		if pod != nil {
+			if err := r.deleteJob(ctx, j); err != nil {
+				return err
+			}
+			msg := fmt.Sprintf("the server pod %s talks to was replaced by %s: changing the password on the new pod", name, pod.Name)
+			r.Recorder.Eventf(m, j, corev1.EventTypeNormal, ReasonChangingPassword, "PasswordAgain", "%s", msg)
+			return changing(o, "%s", msg)
+		}
+	}
 	if err == nil {
 		s.job = &passwordJobState{
 			target:      j.Annotations[targetAnnotation],
@@ -161,6 +179,7 @@ func (r *MySQLReconciler) reconcilePassword(ctx context.Context, m *mysqlv1.MySQ
 			return changing(o, "waiting for the server's pod to answer before starting %s", name)
 		}
 		j = passwordJob(m, r.jobOptions(), pod.Status.PodIP, step.target, creds.ResourceVersion)
+		j.Annotations[serverPodAnnotation] = string(pod.UID)
 		if err := r.startJob(ctx, m, j, ReasonChangingPassword, "CreatePasswordJob", "Started "+name+" to change the root password"); err != nil {
 			return err
 		}

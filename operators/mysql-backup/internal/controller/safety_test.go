@@ -860,3 +860,49 @@ func TestUnreadBackupsAreKept(t *testing.T) {
 		})
 	}
 }
+
+// A server pod replaced under a password change (a kill, a node lost)
+// leaves the password Job talking to an address that is gone: the change
+// starts again on the new pod, whether the Job still waits or has failed,
+// and succeeds there. (Before: it waited for the old address until the
+// Job's deadline; soak seed 103790856.)
+func TestPasswordFollowsAReplacedServerPod(t *testing.T) {
+	for _, state := range []string{"running", "failed"} {
+		t.Run(state, func(t *testing.T) {
+			ns := suite.Namespace(t, nil)
+			m := create(t, homework(ns, "moved"))
+			ready(t, m, "no-backup")
+			setPassword(t, m, "n3w-pass")
+			first := &batchv1.Job{}
+			testenv.Eventually(t, "the password Job", func(ctx context.Context) error {
+				return suite.Client.Get(ctx, key(m, passwordJobName(m.Name)), first)
+			})
+			old := serverPodsOf(t, m)
+			if len(old) != 1 || first.Annotations[serverPodAnnotation] != string(old[0].UID) {
+				t.Fatalf("the password Job talks to pod %q, want the server pod", first.Annotations[serverPodAnnotation])
+			}
+			if state == "failed" {
+				finishJob(t, m, first.Name, false, "failed: the MySQL server at 10.0.0.7:3306 did not answer within 300s")
+			}
+			if err := suite.Client.Delete(ctx, &old[0], client.GracePeriodSeconds(0)); err != nil {
+				t.Fatal(err)
+			}
+			serverUp(t, m)
+			waitNewJob(t, first)
+			again := &batchv1.Job{}
+			get(t, key(m, passwordJobName(m.Name)), again)
+			now := serverPodsOf(t, m)
+			if len(now) != 1 || again.Annotations[serverPodAnnotation] != string(now[0].UID) || now[0].UID == old[0].UID {
+				t.Errorf("the new password Job talks to pod %q, want the new server pod", again.Annotations[serverPodAnnotation])
+			}
+			if got := envNamed(again, scripts.EnvHost); got == nil || got.Value != now[0].Status.PodIP {
+				t.Errorf("the new password Job's host is %v, want the new pod's address %s", got, now[0].Status.PodIP)
+			}
+			finishJob(t, m, again.Name, true, "password-changed")
+			waitCondition(t, m, PasswordChanged, metav1.ConditionTrue, ReasonPasswordChanged)
+			if creds := credentials(t, m); creds[keyPassword] != "n3w-pass" || creds[keyPendingPassword] != "" {
+				t.Errorf("credentials after the change on the new pod: %v", creds)
+			}
+		})
+	}
+}
