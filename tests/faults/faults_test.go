@@ -544,9 +544,27 @@ func (r *run) waitFor(what, condition string, within time.Duration) {
 		}
 		if !transient(out) || time.Now().After(end) {
 			status, _ := suite.Run(r.ctx, "kubectl", "get", "-n", r.ns, what, "-o", "jsonpath={.status}")
+			r.explain()
 			r.t.Fatalf("%s not %s within %s of the fault's end: %v\nstatus: %s", what, condition, within, err, status)
 		}
 		time.Sleep(time.Second)
+	}
+}
+
+// explain logs what a person would look at when a check fails: the
+// namespace's pods, Jobs and volumes, its events, and the last lines each
+// Job's pods wrote (the scripts say what they waited on).
+func (r *run) explain() {
+	r.t.Helper()
+	show := func(args ...string) {
+		out, _ := suite.Run(context.Background(), "kubectl", append([]string{"-n", r.ns}, args...)...)
+		r.t.Logf("kubectl %s:\n%s", strings.Join(args, " "), out)
+	}
+	show("get", "pods,jobs,pvc", "-o", "wide")
+	show("get", "events", "--sort-by=.lastTimestamp")
+	jobs, _ := suite.Run(context.Background(), "kubectl", "get", "-n", r.ns, "jobs", "-o", "name")
+	for _, j := range strings.Fields(jobs) {
+		show("logs", j, "--all-containers", "--tail=30")
 	}
 }
 

@@ -106,14 +106,24 @@ stringData:
 		}
 	}
 
-	deleteFaults := append(common, volume(data), volume(backup), killScript("backup.sh", "verify.sh"))
+	// The backup volume, while the MySQL is still there: its backup before
+	// delete must cost no row. Once the MySQL is gone, the volume holds
+	// the only copy of the rows, and deleting it is a person's doing that
+	// no operator can undo (soak seed 269246652).
+	backupWhileDeleting := deleteClaim(func(r *run) string {
+		if r.must("get", "-n", r.ns, mysql, "--ignore-not-found", "-o", "name") == "" {
+			return ""
+		}
+		return backup
+	})
+	deleteFaults := append(common, volume(data), backupWhileDeleting, killScript("backup.sh", "verify.sh"))
 	if !r.deleting("pvc", data) {
 		// Not while the data volume is being deleted: deleting the server
 		// pod then would let the volume go with the only copy of the rows,
 		// a person's doing that no operator can undo.
 		deleteFaults = append(deleteFaults, server)
 	}
-	r.step("delete", 20*time.Second, deleteFaults, func() {
+	deleted := r.step("delete", 20*time.Second, deleteFaults, func() {
 		r.must("delete", "-n", r.ns, mysql, "--wait=false")
 	})
 	r.waitGone(mysql, 8*time.Minute)
@@ -122,9 +132,11 @@ stringData:
 	what := r.step("create again", 20*time.Second, append(common, server, volume(backup), killScript("restore.sh")), func() {
 		r.apply(again)
 	})
-	if what == "pvc/"+backup+" deleted" && r.unread(mysql) {
-		// Deleted before the restore read it: the backups are on no
-		// server. The MySQL says so, and how to keep them, and keeps them.
+	if (what == "pvc/"+backup+" deleted" || deleted == "pvc/"+backup+" deleted") && r.unread(mysql) {
+		// Deleted before the restore read it (in this step, or in the
+		// last as the MySQL went, and kept by the restore's pod since):
+		// the backups are on no server. The MySQL says so, and how to
+		// keep them, and keeps them.
 		msg := r.must("get", "-n", r.ns, mysql, "-o", `jsonpath={.status.conditions[?(@.type=="Degraded")].message}`)
 		if !strings.Contains(msg, "Retain") {
 			r.t.Errorf("the backup volume went before the restore read it, and Degraded does not say how to keep the backups: %s", msg)
@@ -168,6 +180,7 @@ func (r *run) unread(mysql string) bool {
 			return true
 		}
 	}
+	r.explain()
 	r.t.Fatalf("%s neither Ready nor Degraded for its backup volume 8 minutes after it was deleted", mysql)
 	return false
 }
@@ -196,6 +209,7 @@ func (r *run) readyOrAdvised(mysql, data string, within time.Duration) {
 		advised = true
 	}
 	status, _ := suite.Run(r.ctx, "kubectl", "get", "-n", r.ns, mysql, "-o", "jsonpath={.status}")
+	r.explain()
 	r.t.Fatalf("%s not Ready within %s of the fault's end\nstatus: %s", mysql, within, status)
 }
 
