@@ -35,9 +35,11 @@ func LockHost(logf func(format string, args ...any)) (release func(), err error)
 // lockFile takes an exclusive lock (flock) on the file at path, made if
 // missing, and returns its release. When another process holds it, it
 // calls waiting, then waits: for at most bound, or for as long as it takes
-// when bound is 0.
+// when bound is 0. The file is opened for reading only, which flock needs
+// no more than: a run as another user (root's and a learner's on one
+// machine) takes turns on the same file, whoever made it.
 func lockFile(path string, bound time.Duration, waiting func()) (release func(), err error) {
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o644)
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDONLY, 0o644)
 	if err != nil {
 		return nil, err
 	}
