@@ -188,7 +188,7 @@ var requestLine = regexp.MustCompile(`"verb": "([A-Z]+)", "url": "([^"?]*)`)
 // explained returns nil when the file calls (from root) explains every kind of request
 // (verb and path, names left out) the log of the learner's operator shows.
 func explained(root, calls, log string) error {
-	made, err := requestsIn(log)
+	made, err := requestsIn(fromRoot(root, log))
 	if err != nil {
 		return err
 	}

@@ -64,7 +64,7 @@ func kubebuilderTasks(ctx context.Context, r *taskRun) {
 	defer op.close()
 	g.run(ctx, true)
 	r.check("task: its RBAC allowed every request it made: its log, "+op.log+", shows none forbidden", func() error {
-		return noneForbidden(op.log)
+		return noneForbidden(fromRoot(r.root, op.log))
 	})
 }
 

@@ -232,10 +232,27 @@ func runTasks(ctx context.Context, root string, env []string, out io.Writer, tas
 type operatorRun struct {
 	r   *taskRun
 	ns  string
-	log string    // its output
+	log string    // its output, from the repository root (fromRoot)
 	tmp string    // its binary's directory
 	cmd *exec.Cmd // nil once stopped
 	ran bool      // it was started
+}
+
+// fromRoot is path, a path from the repository root root or an absolute
+// one, as this process may open it.
+func fromRoot(root, path string) string {
+	if filepath.IsAbs(path) {
+		return path
+	}
+	return filepath.Join(root, path)
+}
+
+// createAll creates the file at path, and its directory first.
+func createAll(path string) (*os.File, error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return nil, err
+	}
+	return os.Create(path)
 }
 
 // An operatorBuild says how to build and run the learner's operator.
@@ -254,7 +271,10 @@ type operatorBuild struct {
 // did), and starts the operator. Each of these is a check; one that fails
 // blocks the checks after it.
 func (r *taskRun) runOperator(ctx context.Context, ns, what, object string, idle func() error, b operatorBuild) *operatorRun {
-	op := &operatorRun{r: r, ns: ns, log: filepath.Join(os.TempDir(), ns+"-operator.log")}
+	// The log goes beside the learner's code, in a folder of the learner's
+	// own: a fixed name in /tmp is another user's once anyone else has run
+	// the check on this machine.
+	op := &operatorRun{r: r, ns: ns, log: filepath.Join(workDir(), ns+"-operator.log")}
 	var err error
 	if op.tmp, err = os.MkdirTemp("", ns+"-"); err != nil {
 		r.blocked = err.Error()
@@ -292,7 +312,7 @@ func (r *taskRun) runOperator(ctx context.Context, ns, what, object string, idle
 	if r.blocked != "" {
 		return op
 	}
-	f, err := os.Create(op.log)
+	f, err := createAll(fromRoot(r.root, op.log))
 	if err != nil {
 		r.blocked = err.Error()
 		return op
