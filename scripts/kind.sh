@@ -188,7 +188,9 @@ mirror_upstream() {
 		if ! alive "$mirror_dir/registry.pid" registry; then
 			images_program registry "$mirror_dir/registry"
 			rm -rf "$mirror_dir/blobs" "$mirror_dir/pushed"
-			setsid nohup "$mirror_dir/registry" --addr "$addr" --dir "$mirror_dir/blobs" </dev/null >>"$mirror_dir/registry.log" 2>&1 &
+			# Without the lock's descriptor, which it would hold as long
+			# as it runs.
+			setsid nohup "$mirror_dir/registry" --addr "$addr" --dir "$mirror_dir/blobs" </dev/null >>"$mirror_dir/registry.log" 2>&1 9>&- &
 			echo $! >"$mirror_dir/registry.pid"
 			wait_until "registry mirror on $addr" 30 curl -fsS "http://$addr/v2/"
 		fi
@@ -242,8 +244,12 @@ up)
 	tools
 	start=$SECONDS
 	if kind get clusters 2>/dev/null | grep -qx "$name"; then
+		# kind execs into the node privileged, as load does: through the
+		# wrapper where Docker cannot start privileged containers.
+		image=$(docker inspect -f '{{.Config.Image}}' "$name-control-plane")
+		privileged "$image"
 		kind export kubeconfig --name "$name"
-		! ours "$(docker inspect -f '{{.Config.Image}}' "$name-control-plane")" || mirror_upstream "$name"
+		! ours "$image" || mirror_upstream "$name"
 		say "reused cluster $name in $((SECONDS - start))s"
 	else
 		image=$(node_image)
@@ -306,6 +312,7 @@ load | import)
 mirror)
 	name=$2
 	tools
+	privileged "$(docker inspect -f '{{.Config.Image}}' "$name-control-plane")"
 	# containerd reads the mirrors at every pull, from the directory
 	# scripts/kind-config.yaml names.
 	for node in $(kind get nodes --name "$name"); do hosts "$node" "$3" "$4"; done
