@@ -72,16 +72,11 @@ func (r *MySQLReconciler) backupBeforeDelete(ctx context.Context, m *mysqlv1.MyS
 		// A server pod replaced under the dump (a node lost, a kill): the
 		// Job reaches the old pod's address, in vain. The backup starts
 		// again from the new pod, the data volume's new server.
-		pod, err := r.replacedServer(ctx, m, j)
+		msg, err := r.followServer(ctx, m, j, ReasonBackingUp, "BackupAgain", "dumps from", "backing up from the new pod")
 		if err != nil {
 			return false, err
 		}
-		if pod != nil {
-			if err := r.deleteJob(ctx, j); err != nil {
-				return false, err
-			}
-			msg := fmt.Sprintf("the server pod %s dumps from was replaced by %s: backing up from the new pod", name, pod.Name)
-			r.Recorder.Eventf(m, j, corev1.EventTypeNormal, ReasonBackingUp, "BackupAgain", "%s", msg)
+		if msg != "" {
 			return false, backingUp(o, "%s", msg)
 		}
 	}

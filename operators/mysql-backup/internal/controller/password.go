@@ -127,16 +127,11 @@ func (r *MySQLReconciler) reconcilePassword(ctx context.Context, m *mysqlv1.MySQ
 		// old address, or lost it mid-statement) starts again against the
 		// new one: it left the server with one of the two passwords, and
 		// the next Job logs in with either.
-		pod, err := r.replacedServer(ctx, m, j)
+		msg, err := r.followServer(ctx, m, j, ReasonChangingPassword, "PasswordAgain", "talks to", "changing the password on the new pod")
 		if err != nil {
 			return err
 		}
-		if pod != nil {
-			if err := r.deleteJob(ctx, j); err != nil {
-				return err
-			}
-			msg := fmt.Sprintf("the server pod %s talks to was replaced by %s: changing the password on the new pod", name, pod.Name)
-			r.Recorder.Eventf(m, j, corev1.EventTypeNormal, ReasonChangingPassword, "PasswordAgain", "%s", msg)
+		if msg != "" {
 			return changing(o, "%s", msg)
 		}
 	}

@@ -51,13 +51,12 @@ func (r *MySQLReconciler) reconcileRestore(ctx context.Context, m *mysqlv1.MySQL
 		// A Job whose server pod was replaced (it waits in vain for the
 		// old address, or lost it mid-stream) starts again against the
 		// new one: the load is idempotent, and its RESTORE_ID stays.
-		pod, err := r.replacedServer(ctx, m, j)
+		msg, err := r.followServer(ctx, m, j, ReasonRestoring, "RestoreAgain", "loads into", "restoring into the new pod")
 		if err != nil {
 			return "", err
 		}
-		if pod != nil {
-			return "", r.restoreAgain(ctx, m, o, j, corev1.EventTypeNormal, ReasonRestoring, fmt.Sprintf(
-				"the server pod %s loads into was replaced by %s: restoring into the new pod", name, pod.Name))
+		if msg != "" {
+			return "", restoring(o, ReasonRestoring, "%s", msg)
 		}
 	}
 	switch stateOf(j) {

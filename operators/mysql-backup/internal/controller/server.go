@@ -150,6 +150,25 @@ func (r *MySQLReconciler) replacedServer(ctx context.Context, m *mysqlv1.MySQL, 
 	return pod, nil
 }
 
+// followServer deletes Job j when the server pod of m it was made for has
+// been replaced by one that answers (replacedServer: j talks to an address
+// that is gone), with an event (reason, action) saying so, and returns what
+// it said, "" when j's pod still serves. what is what j does to the pod
+// ("dumps from"), then what happens next; the caller's next pass starts j
+// again against the new pod.
+func (r *MySQLReconciler) followServer(ctx context.Context, m *mysqlv1.MySQL, j *batchv1.Job, reason, action, what, then string) (string, error) {
+	pod, err := r.replacedServer(ctx, m, j)
+	if err != nil || pod == nil {
+		return "", err
+	}
+	if err := r.deleteJob(ctx, j); err != nil {
+		return "", err
+	}
+	msg := fmt.Sprintf("the server pod %s %s was replaced by %s: %s", j.Name, what, pod.Name, then)
+	r.Recorder.Eventf(m, j, corev1.EventTypeNormal, reason, action, "%s", msg)
+	return msg, nil
+}
+
 // stuckServer returns a Blocked error when a pod of m's server cannot run
 // (pods.Stuck: the kubelet's reason) or has run without being ready for
 // serverReadyLimit, nil otherwise (and o.recheck for the limit). data is
