@@ -473,6 +473,18 @@ kind_node_preload() {
 	rm -rf "$st"
 }
 
+# archives NAME... builds the images NAME... that are missing or stale and
+# prints their archives.
+archives() {
+	mkdir -p "$cache"
+	programs
+	local name
+	for name in "$@"; do
+		build_image "$name" >/dev/null
+		echo "$cache/archives/$name.tar"
+	done
+}
+
 # tags NAME prints the names image NAME is tagged with: those the workshop's
 # manifests use.
 tags() {
@@ -600,28 +612,14 @@ tags)
 	;;
 pause-image) echo "$pause_image" ;;
 olm-image) olm_image ;;
-archive)
-	mkdir -p "$cache"
-	programs
-	for name in "${@:2}"; do
-		build_image "$name" >/dev/null
-		echo "$cache/archives/$name.tar"
-	done
-	;;
+archive) archives "${@:2}" ;;
 kind-node)
 	mkdir -p "$cache"
 	programs
 	build_image kind-node >/dev/null
 	echo "$cache/archives/kind-node.tar $(tags kind-node)"
 	;;
-mirrored)
-	mkdir -p "$cache"
-	programs
-	for name in "${mirrored[@]}"; do
-		build_image "$name" >/dev/null
-		echo "$cache/archives/$name.tar"
-	done
-	;;
+mirrored) archives "${mirrored[@]}" ;;
 *)
 	sed -n '/^# usage:/,/^set -euo/{/^set/d;s/^# \{0,1\}//;p}' "${BASH_SOURCE[0]}" >&2
 	exit 2
