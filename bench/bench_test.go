@@ -337,3 +337,34 @@ func TestAbsurd(t *testing.T) {
 		}
 	}
 }
+
+// The floor replays what the operator left only when that is what a CR
+// costs by the hand count: one child missing or too many, a CR without a
+// status or children of a CR that is gone each refuse it.
+func TestPlanDiffersFromTheHandCount(t *testing.T) {
+	want := map[schema.GroupVersionResource]int{podsGVR: 1, servicesGVR: 1}
+	obj := &unstructured.Unstructured{}
+	good := func() plan {
+		return plan{
+			children: map[string][]child{"a": {{gvr: podsGVR, obj: obj}, {gvr: servicesGVR, obj: obj}}},
+			status:   map[string]map[string]any{"a": {"ready": true}},
+		}
+	}
+	if d := good().differs(want); d != "" {
+		t.Fatalf("the hand count itself differs: %s", d)
+	}
+	for name, change := range map[string]func(p plan){
+		"a child missing": func(p plan) { p.children["a"] = p.children["a"][:1] },
+		"a child more":    func(p plan) { p.children["a"] = append(p.children["a"], child{gvr: secretsGVR, obj: obj}) },
+		"no status":       func(p plan) { p.status["a"] = nil },
+		"a CR gone":       func(p plan) { p.children["b"] = p.children["a"] },
+	} {
+		p := good()
+		change(p)
+		if d := p.differs(want); d == "" {
+			t.Errorf("%s: no difference found", name)
+		} else {
+			t.Logf("%s: %s", name, d)
+		}
+	}
+}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"sync"
 
@@ -45,6 +47,51 @@ type child struct {
 type plan struct {
 	children map[string][]child
 	status   map[string]map[string]any
+}
+
+// differs says how p differs from want, the children each of its CRs must
+// have by kind, and from a status write per CR; "" when it does not.
+func (p plan) differs(want map[schema.GroupVersionResource]int) string {
+	var bad []string
+	for name, st := range p.status {
+		got := map[schema.GroupVersionResource]int{}
+		for _, c := range p.children[name] {
+			got[c.gvr]++
+		}
+		if !maps.Equal(got, want) {
+			bad = append(bad, fmt.Sprintf("%s has %s", name, kinds(got)))
+		}
+		if st == nil {
+			bad = append(bad, name+" has no status")
+		}
+	}
+	for name := range p.children {
+		if _, ok := p.status[name]; !ok {
+			bad = append(bad, "children of "+name+", which is gone")
+		}
+	}
+	if len(bad) == 0 {
+		return ""
+	}
+	slices.Sort(bad)
+	if len(bad) > 3 {
+		bad = append(bad[:3], fmt.Sprintf("and %d more", len(bad)-3))
+	}
+	return fmt.Sprintf("want %s per CR and a status: %s", kinds(want), strings.Join(bad, "; "))
+}
+
+// kinds prints a count by kind: "1 pods, 1 services", in kind order.
+func kinds(n map[schema.GroupVersionResource]int) string {
+	var out []string
+	for _, k := range childKinds {
+		if n[k] > 0 {
+			out = append(out, fmt.Sprintf("%d %s", n[k], k.Resource))
+		}
+	}
+	if len(out) == 0 {
+		return "nothing"
+	}
+	return strings.Join(out, ", ")
 }
 
 func (p plan) writes() int {

@@ -157,6 +157,9 @@ func measure(ctx context.Context, s settings, w workload) (*result, error) {
 	if err != nil {
 		return nil, err
 	}
+	if d := p.differs(w.floor); d != "" {
+		return nil, fmt.Errorf("%s: what the operator left is not what a %s strictly costs, counted by hand (bench/workload.go): %s", w.operator, w.kind, d)
+	}
 	f, err := floor(ctx, s, c, w, p)
 	if err != nil {
 		return nil, err

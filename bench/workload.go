@@ -33,6 +33,13 @@ type workload struct {
 	// succeeded), by kind: the floor, which waits for nothing, is also
 	// timed until the cluster has done that with the floor's own children.
 	settled map[schema.GroupVersionResource]func(*unstructured.Unstructured) bool
+	// floor is what one CR strictly costs, counted by hand from what the
+	// operator promises (docs/<operator>.md): the objects it must create
+	// for the CR, by kind, besides its one status write. The floor replays
+	// what the operator left, and refuses a run where that differs from
+	// this count: an operator that made too much or too little would
+	// otherwise set its own floor.
+	floor map[schema.GroupVersionResource]int
 }
 
 var (
@@ -41,6 +48,8 @@ var (
 	pdbsGVR        = schema.GroupVersionResource{Group: "policy", Version: "v1", Resource: "poddisruptionbudgets"}
 	deploymentsGVR = schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}
 	jobsGVR        = schema.GroupVersionResource{Group: "batch", Version: "v1", Resource: "jobs"}
+	pvcsGVR        = schema.GroupVersionResource{Version: "v1", Resource: "persistentvolumeclaims"}
+	secretsGVR     = schema.GroupVersionResource{Version: "v1", Resource: "secrets"}
 )
 
 // atLeastOne reports whether u's status counts at least one in field.
@@ -64,6 +73,9 @@ func workloads(s sizes) []workload {
 				return custom("zalando.org/v1", "Database", name, map[string]any{"type": "mongo"})
 			},
 			done: "Ready: its pod runs and its Service exists",
+			// A mongo Database: its pod and its NodePort Service (a mysql
+			// one has a password Secret too).
+			floor: map[schema.GroupVersionResource]int{podsGVR: 1, servicesGVR: 1},
 		},
 		{
 			// A MySQL's server pod and its restore Job's pod.
@@ -79,6 +91,9 @@ func workloads(s sizes) []workload {
 				deploymentsGVR: func(u *unstructured.Unstructured) bool { return atLeastOne(u, "availableReplicas") },
 				jobsGVR:        func(u *unstructured.Unstructured) bool { return atLeastOne(u, "succeeded") },
 			},
+			// The data and backup volumes, the root password's Secret,
+			// the server's Deployment and Service, the restore Job.
+			floor: map[schema.GroupVersionResource]int{pvcsGVR: 2, secretsGVR: 1, deploymentsGVR: 1, servicesGVR: 1, jobsGVR: 1},
 		},
 		{
 			operator: "etcd-cluster", kind: "EtcdCluster", count: s.etcds, podsPerCR: s.etcdSize,
@@ -91,7 +106,10 @@ func workloads(s sizes) []workload {
 			// Fake nodes run no etcd: no member ever answers, so no cluster
 			// becomes Ready; what the operator can do is create it whole.
 			children: map[schema.GroupVersionResource]int{podsGVR: s.etcdSize, servicesGVR: 2, pdbsGVR: 1},
-			done:     fmt.Sprintf("its %d member pods, 2 Services and PodDisruptionBudget exist (fake nodes run no etcd)", s.etcdSize),
+			// A pod and a volume per member, the client and peer
+			// Services, the PodDisruptionBudget.
+			floor: map[schema.GroupVersionResource]int{podsGVR: s.etcdSize, pvcsGVR: s.etcdSize, servicesGVR: 2, pdbsGVR: 1},
+			done:  fmt.Sprintf("its %d member pods, 2 Services and PodDisruptionBudget exist (fake nodes run no etcd)", s.etcdSize),
 			// Run as with go run, the operator reaches the members through
 			// the API server: each probe is a port-forward request (a POST),
 			// and fake members never answer, so it keeps probing.
@@ -102,6 +120,7 @@ func workloads(s sizes) []workload {
 			object:  func(name string) *unstructured.Unstructured { return gordon(name, s.gordonReplicas) },
 			done:    fmt.Sprintf("Ready: %d pods running", s.gordonReplicas),
 			created: map[schema.GroupVersionResource]int{podsGVR: s.gordonReplicas},
+			floor:   map[schema.GroupVersionResource]int{podsGVR: s.gordonReplicas},
 		},
 	}
 }
