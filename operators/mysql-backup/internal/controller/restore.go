@@ -43,7 +43,7 @@ func (r *MySQLReconciler) reconcileRestore(ctx context.Context, m *mysqlv1.MySQL
 	case !j.DeletionTimestamp.IsZero():
 		return "", restoring(o, ReasonRestoring, "waiting for the previous %s to go before restoring again", name)
 	case j.Annotations[dataVolumeAnnotation] != "" && j.Annotations[dataVolumeAnnotation] != string(pvc.UID):
-		return "", r.restoreAgain(ctx, m, o, j, corev1.EventTypeWarning, ReasonDataVolumeReplaced, fmt.Sprintf(
+		return "", r.restoreAgain(ctx, m, o, j, fmt.Sprintf(
 			"the data volume %s was replaced after %s restored it (what was written since the last backup went with the old one): "+
 				"restoring the latest backup into the new volume", pvc.Name, name))
 	}
@@ -129,14 +129,15 @@ func reportRestored(m *mysqlv1.MySQL, o *observed, from string, res *scripts.Res
 	}
 }
 
-// restoreAgain deletes m's restore Job j, which is of no use to the server
-// as it is now, so that the next pass restores again, and says why.
-func (r *MySQLReconciler) restoreAgain(ctx context.Context, m *mysqlv1.MySQL, o *observed, j *batchv1.Job, eventType, reason, msg string) error {
+// restoreAgain deletes m's restore Job j, which restored a data volume
+// that was replaced since, so that the next pass restores into the new
+// one, and warns why.
+func (r *MySQLReconciler) restoreAgain(ctx context.Context, m *mysqlv1.MySQL, o *observed, j *batchv1.Job, msg string) error {
 	if err := r.deleteJob(ctx, j); err != nil {
 		return err
 	}
-	r.Recorder.Eventf(m, j, eventType, reason, "RestoreAgain", "%s", msg)
-	return restoring(o, reason, "%s", msg)
+	r.Recorder.Eventf(m, j, corev1.EventTypeWarning, ReasonDataVolumeReplaced, "RestoreAgain", "%s", msg)
+	return restoring(o, ReasonDataVolumeReplaced, "%s", msg)
 }
 
 // startRestore starts the restore Job of data volume pvc once the server
