@@ -407,6 +407,40 @@ func TestBackupVolumeBeingDeletedHoldsTheDeletion(t *testing.T) {
 	waitGone(t, m)
 }
 
+// The restore's mark on the data volume is written even while that volume
+// is being deleted: it records what the volume holds, and changes nothing
+// of the server. Without it the succeeded restore Job, whose ended pod
+// holds the backup volume, was never let go, and a backup volume deleted
+// after that held the MySQL's deletion for good (soak seed 351730346: the
+// data volume deleted before the restore, the backup volume during the
+// backup before delete, the MySQL not gone 8 minutes later).
+func TestRestoreIsRecordedOnADataVolumeBeingDeleted(t *testing.T) {
+	ns := suite.Namespace(t, nil)
+	m := create(t, homework(ns, "condemned"))
+	waitCondition(t, m, conditions.Ready, metav1.ConditionFalse, ReasonServerStarting)
+	serverUp(t, m)
+	data, backup, restore := &corev1.PersistentVolumeClaim{}, &corev1.PersistentVolumeClaim{}, &batchv1.Job{}
+	get(t, key(m, dataPVCName(m.Name)), data)
+	deleteInUse(t, data)
+	t.Cleanup(func() { release(t, data) })
+	finishJob(t, m, restoreJobName(m.Name), true, "no-backup")
+	testenv.Eventually(t, "the restore's mark on the data volume being deleted", func(ctx context.Context) error {
+		if err := suite.Client.Get(ctx, client.ObjectKeyFromObject(data), data); err != nil {
+			return err
+		}
+		if data.Annotations[restoredAnnotation] == "" {
+			return fmt.Errorf("annotations %v", data.Annotations)
+		}
+		return nil
+	})
+	get(t, key(m, restoreJobName(m.Name)), restore)
+	get(t, key(m, backupPVCName(m.Name)), backup)
+	deleteInUse(t, backup)
+	t.Cleanup(func() { release(t, backup) })
+	// Its ended pod would hold the backup volume as long as the MySQL.
+	waitGone(t, restore)
+}
+
 // A change of the data volume's spec the API server refuses (a claim's
 // class cannot change) is Degraded with the server's message, and stops
 // nothing else: a password change after it still runs.

@@ -20,7 +20,9 @@ import (
 // should know of it: a volume being deleted under the server, or a change
 // the API server refused (a claim's class cannot change, nor its size go
 // down), with the server's message. Neither stops the other steps: the
-// server goes on with the volume as it is.
+// server goes on with the volume as it is, and the marks, the volume's
+// record of its data, are written all the same (the restore Job goes only
+// once its result is marked, and its ended pod holds the backup volume).
 func (r *MySQLReconciler) applyDataPVC(ctx context.Context, m *mysqlv1.MySQL, live *corev1.PersistentVolumeClaim,
 	mk marks, o *observed) error {
 	if !live.DeletionTimestamp.IsZero() {
@@ -28,7 +30,7 @@ func (r *MySQLReconciler) applyDataPVC(ctx context.Context, m *mysqlv1.MySQL, li
 		o.problem.message = fmt.Sprintf("the data volume %s is being deleted: its data goes when the server's pod stops, "+
 			"so no change to the server is applied meanwhile. "+
 			"Delete the MySQL to back it up first; a new volume is restored from the latest backup", live.Name)
-		return nil
+		return r.mark(ctx, live, mk)
 	}
 	_, err := owner.ApplyChanged(ctx, r.Client, dataPVC(m, mk), live)
 	if live.UID == "" || (!apierrors.IsInvalid(err) && !apierrors.IsForbidden(err)) {
@@ -43,11 +45,16 @@ func (r *MySQLReconciler) applyDataPVC(ctx context.Context, m *mysqlv1.MySQL, li
 	o.unapplied = true
 	o.problem.message = fmt.Sprintf("the API server refused the spec's change to the data volume %s, which stays as it is "+
 		"(to move the data to a new volume, delete the MySQL and create it again: it is backed up and restored): %s", live.Name, refusal)
-	if mk != marksOf(live) {
-		// The volume's record of its data must not wait for the spec.
-		return r.annotate(ctx, live, mk.annotations())
+	return r.mark(ctx, live, mk)
+}
+
+// mark writes marks mk on data volume live where the spec cannot be applied
+// to it: the volume's record of its data must not wait for the spec.
+func (r *MySQLReconciler) mark(ctx context.Context, live *corev1.PersistentVolumeClaim, mk marks) error {
+	if mk == marksOf(live) {
+		return nil
 	}
-	return nil
+	return r.annotate(ctx, live, mk.annotations())
 }
 
 // ensureBackupPVC creates the backup volume unless it exists, from an
