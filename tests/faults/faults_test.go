@@ -627,6 +627,7 @@ func (r *run) waitGone(what string, within time.Duration) {
 		}
 		if err != nil && !transient(out) || time.Now().After(end) {
 			status, _ := suite.Run(r.ctx, "kubectl", "get", "-n", r.ns, what, "-o", "jsonpath={.status}")
+			r.explain()
 			r.t.Fatalf("%s not gone within %s: %v\nstatus: %s", what, within, err, status)
 		}
 		time.Sleep(time.Second)
