@@ -223,6 +223,9 @@ mirror_down() {
 	) 9>"$mirror_dir/lock"
 }
 
+# cluster_image prints the image the node of kind cluster NAME runs.
+cluster_image() { docker inspect -f '{{.Config.Image}}' "$1-control-plane"; }
+
 # privileged makes kind use scripts/kind-docker's wrapper when Docker cannot
 # start a privileged container from IMAGE because the machine forbids a
 # capability, and fails when it cannot for another reason.
@@ -246,7 +249,7 @@ up)
 	if kind get clusters 2>/dev/null | grep -qx "$name"; then
 		# kind execs into the node privileged, as load does: through the
 		# wrapper where Docker cannot start privileged containers.
-		image=$(docker inspect -f '{{.Config.Image}}' "$name-control-plane")
+		image=$(cluster_image "$name")
 		privileged "$image"
 		kind export kubeconfig --name "$name"
 		! ours "$image" || mirror_upstream "$name"
@@ -292,7 +295,7 @@ load | import)
 		mapfile -t archives < <("$root/scripts/images.sh" archive "$@")
 	fi
 	# kind load runs commands in the node with docker exec --privileged.
-	privileged "$(docker inspect -f '{{.Config.Image}}' "$name-control-plane")"
+	privileged "$(cluster_image "$name")"
 	for archive in "${archives[@]}"; do
 		start=$SECONDS
 		flags=$("$root/scripts/release.sh" import-flags "$archive")
@@ -312,7 +315,7 @@ load | import)
 mirror)
 	name=$2
 	tools
-	privileged "$(docker inspect -f '{{.Config.Image}}' "$name-control-plane")"
+	privileged "$(cluster_image "$name")"
 	# containerd reads the mirrors at every pull, from the directory
 	# scripts/kind-config.yaml names.
 	for node in $(kind get nodes --name "$name"); do hosts "$node" "$3" "$4"; done
