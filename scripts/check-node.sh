@@ -4,8 +4,9 @@
 # its logs and kubectl exec, a NodePort Service at the node's address
 # (IP), cluster DNS and a Service's DNS name in the pod. With "machine", the
 # node is this machine (the local cluster's real node, scripts/node.sh
-# check): its ClusterIPs and 127.0.0.1 NodePorts answer here too. kind's
-# node is a container (scripts/kind.sh check): they answer in it, not here.
+# check): its ClusterIPs answer here too, and its node ports leave the
+# machine's loopback alone, where the API server listens. kind's node is a
+# container (scripts/kind.sh check): its ClusterIPs answer in it, not here.
 #
 # usage: scripts/check-node.sh NODE IP [machine]
 set -euo pipefail
@@ -20,6 +21,34 @@ say() { echo "check-node.sh: $*" >&2; }
 die() { say "$*"; exit 1; }
 # shellcheck source=scripts/wait.sh
 . "$root/scripts/wait.sh"
+
+# loopback_left_alone gives a Service the node port the API server listens
+# on (the local cluster's come from the node port range) and proves that it
+# is served on the node's address only: kubectl still reaches the API
+# server on 127.0.0.1.
+loopback_left_alone() {
+	local server api_port
+	server=$(kubectl config view --minify -o 'jsonpath={.clusters[0].cluster.server}')
+	api_port=${server##*:}
+	if ! [[ $server =~ ^https://127\.0\.0\.1:[0-9]+$ ]] || [ "$api_port" -lt 30000 ] || [ "$api_port" -gt 32767 ]; then
+		say "the API server ($server) listens outside the loopback's node ports"
+		return
+	fi
+	kubectl -n "$ns" apply -f - >/dev/null <<EOT
+apiVersion: v1
+kind: Service
+metadata: {name: api-port}
+spec:
+  type: NodePort
+  selector: {app: web}
+  ports: [{port: 80, targetPort: 8080, nodePort: $api_port}]
+EOT
+	poll 30 curl -fsS --max-time 2 "http://$ip:$api_port/" || die "NodePort $ip:$api_port does not answer"
+	[ "$(kubectl get --raw /readyz --request-timeout=5s 2>&1)" = ok ] ||
+		die "a Service given node port $api_port took $server from the API server: kube-proxy forwards 127.0.0.1's node ports (scripts/node.sh down, and up again, rewrites its configuration)"
+	kubectl -n "$ns" delete service api-port --wait >/dev/null
+	say "NodePort $api_port answers on $ip and leaves the API server's $server alone"
+}
 
 kubectl delete namespace "$ns" --ignore-not-found --wait >/dev/null
 kubectl create namespace "$ns" >/dev/null
@@ -71,8 +100,7 @@ if [ -n "$machine" ]; then
 	cluster_ip=$(kubectl -n "$ns" get service web -o 'jsonpath={.spec.clusterIP}')
 	poll 30 curl -fsS --max-time 2 "http://$cluster_ip/" || die "ClusterIP $cluster_ip does not answer from this machine"
 	say "ClusterIP $cluster_ip answers from this machine"
-	poll 30 curl -fsS --max-time 2 "http://127.0.0.1:$port/" || die "NodePort 127.0.0.1:$port does not answer"
-	say "NodePort $port answers on 127.0.0.1"
+	loopback_left_alone
 fi
 poll 30 curl -fsS --max-time 2 "http://$ip:$port/" || die "NodePort $ip:$port does not answer"
 say "NodePort $port answers on the node's address $ip"

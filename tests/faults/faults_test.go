@@ -562,7 +562,10 @@ func (r *run) explain() {
 	}
 	show("get", "pods,jobs,pvc", "-o", "wide")
 	show("get", "events", "--sort-by=.lastTimestamp")
-	jobs, _ := suite.Run(context.Background(), "kubectl", "get", "-n", r.ns, "jobs", "-o", "name")
+	jobs, err := suite.Run(context.Background(), "kubectl", "get", "-n", r.ns, "jobs", "-o", "name")
+	if err != nil {
+		return // the two above said why: the API server does not answer
+	}
 	for _, j := range strings.Fields(jobs) {
 		show("logs", j, "--all-containers", "--tail=30")
 	}

@@ -306,14 +306,15 @@ func TestDatabaseNodePort(t *testing.T) {
 	suite.Kubectl(ctx, t, "wait", "-n", ns, "--for=condition=Ready", "database/mysql-db", "--timeout=5m")
 	port := suite.Kubectl(ctx, t, "get", "-n", ns, "service/mysql-db", "-o", "jsonpath={.spec.ports[0].nodePort}")
 	password := suite.Kubectl(ctx, t, "get", "-n", ns, "secret/mysql-db-root-password", "-o", "jsonpath={.data.password}")
-	out := suite.Kubectl(ctx, t, "get", "-n", ns, "pod/mysql-db", "-o", "jsonpath={.spec.nodeName}")
-	if out != "real-node" {
-		t.Fatalf("pod/mysql-db runs on %q, want the real node", out)
+	out := suite.Kubectl(ctx, t, "get", "-n", ns, "pod/mysql-db", "-o", "jsonpath={.spec.nodeName} {.status.hostIP}")
+	node, address, _ := strings.Cut(out, " ")
+	if node != "real-node" {
+		t.Fatalf("pod/mysql-db runs on %q, want the real node", node)
 	}
 	testenv.EventuallyWithin(t, 2*time.Minute, "mysql on the NodePort", func(ctx context.Context) error {
 		cmd := suite.Command(ctx, "bash", "-c",
-			`mysql -h 127.0.0.1 -P "$PORT" -u root -p"$(echo "$PASSWORD" | base64 -d)" -N -e 'select 40 + 2'`)
-		cmd.Env = append(cmd.Env, "PORT="+port, "PASSWORD="+password)
+			`mysql -h "$NODE" -P "$PORT" -u root -p"$(echo "$PASSWORD" | base64 -d)" -N -e 'select 40 + 2'`)
+		cmd.Env = append(cmd.Env, "NODE="+address, "PORT="+port, "PASSWORD="+password)
 		got, err := cmd.CombinedOutput()
 		if err != nil || strings.TrimSpace(string(got)) != "42" {
 			return fmt.Errorf("%w: %s", err, got)
