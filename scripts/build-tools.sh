@@ -8,12 +8,13 @@
 # copies what another clone built with the same Go, kept in
 # ~/.cache/workshop-tools ($WORKSHOP_TOOLS_CACHE).
 #
-# usage: scripts/build-tools.sh [kubernetes|kubernetes-node|kubectl|coredns|etcd|kwok|controller-gen|golangci-lint|actionlint|kind|kubebuilder|olm|local-provisioner|ferretdb]...
+# usage: scripts/build-tools.sh [kubernetes|kubernetes-node|kubectl|coredns|etcd|etcd-3.2|kwok|controller-gen|golangci-lint|actionlint|kind|kubebuilder|olm|local-provisioner|ferretdb]...
 # With no argument it builds all but kubernetes-node, coredns and ferretdb, which only
 # the local cluster's real node and the kind node image need (scripts/node.sh
 # and scripts/images.sh build them), kind and kubectl alone (a few minutes, not
 # the control plane's twelve), which only kind users without them need,
-# kubebuilder, which only lab 10 needs,
+# kubebuilder, which only lab 10 needs, etcd-3.2 (etcd-3.2.13 and
+# etcdctl-3.2.13, the workshops' release), which only its image needs,
 # olm, which only make olm-up needs, and the project's own local-provisioner
 # (scripts/cluster.sh and the kind node image).
 set -euo pipefail
@@ -37,6 +38,7 @@ binaries() {
 	kubernetes-node) echo kubelet kube-proxy kubeadm ;;
 	kubectl) echo kubectl ;;
 	etcd) echo etcd etcdctl ;;
+	etcd-3.2) echo etcd-3.2.13 etcdctl-3.2.13 ;;
 	kwok) echo kwok kwokctl ;;
 	coredns) echo coredns ;;
 	controller-gen) echo controller-gen ;;
@@ -88,24 +90,37 @@ ldflags() {
 	echo "$flags"
 }
 
-# ferretdb_modfile DIR OUT writes OUT/go.mod, the go.mod to build FerretDB
-# with: DIR's, with a replace directive for a copy of FerretDB's module (in
-# OUT) that holds the build/version/version.txt its release process writes and
-# its module lacks: FerretDB panics at start without it. (go build -overlay may
-# not replace a file of the module cache.)
-ferretdb_modfile() {
-	local dir=$1 out=$2 mod v
-	mod=$(pinned_source "$dir" github.com/FerretDB/FerretDB)
-	[ -d "$mod/build/version" ] || { say "FerretDB's module has no build/version ($mod)"; return 1; }
-	v=$(pinned_version "$dir" github.com/FerretDB/FerretDB)
+# patched_modfile DIR OUT MODULE FIX writes OUT/go.mod, the go.mod to build
+# with: DIR's, with a replace directive for a copy of MODULE's pinned version
+# (in OUT/src) that FIX mends (FIX runs in the copy, given the version). go
+# build -overlay may not replace a file of the module cache.
+patched_modfile() {
+	local dir=$1 out=$2 module=$3 fix=$4 mod v
+	mod=$(pinned_source "$dir" "$module")
+	v=$(pinned_version "$dir" "$module")
 	[ ! -d "$out" ] || chmod -R u+w "$out"
 	rm -rf "$out"
 	mkdir -p "$out"
-	cp -R "$mod" "$out/FerretDB"
-	chmod -R u+w "$out/FerretDB"
-	echo "$v" >"$out/FerretDB/build/version/version.txt"
-	{ cat "$dir/go.mod"; echo "replace github.com/FerretDB/FerretDB => $out/FerretDB"; } >"$out/go.mod"
+	cp -R "$mod" "$out/src"
+	chmod -R u+w "$out/src"
+	# A module of before go.mod (ugorji's of 2017) needs one to be replaced.
+	[ -f "$out/src/go.mod" ] || echo "module $module" >"$out/src/go.mod"
+	(cd "$out/src" && "$fix" "$v") || { say "cannot mend $module $v for $tool"; return 1; }
+	{ cat "$dir/go.mod"; echo "replace $module => $out/src"; } >"$out/go.mod"
 	cp "$dir/go.sum" "$out/go.sum"
+}
+
+# FerretDB's module lacks the build/version/version.txt its release process
+# writes: FerretDB panics at start without it.
+ferretdb_fix() {
+	[ -d build/version ] && echo "$1" >build/version/version.txt
+}
+
+# etcd 3.2's codec (ugorji's, of 2017) builds a base64 alphabet with "_"
+# twice, which Go 1.22 and later refuse at init; only its code generator
+# uses that alphabet.
+ugorji_fix() {
+	grep -q '0123456789__")' codec/gen.go && sed -i 's/0123456789__")/0123456789_.")/' codec/gen.go
 }
 
 # sources prints the Go files of a tool module that has its own main package.
@@ -139,17 +154,27 @@ build() {
 	local hint=""
 	case $tool in kubernetes) hint=" (the first build takes about 12 minutes on 2 cores)" ;; esac
 	say "building $(binaries "$tool") into $bin$hint"
-	local start=$SECONDS modfile=$dir/go.mod
-	if [ "$tool" = ferretdb ]; then
+	local start=$SECONDS modfile=$dir/go.mod out=$bin/
+	case $tool in
+	ferretdb)
 		modfile=$bin/.ferretdb-build/go.mod
-		ferretdb_modfile "$dir" "${modfile%/*}"
-	fi
+		patched_modfile "$dir" "${modfile%/*}" github.com/FerretDB/FerretDB ferretdb_fix
+		;;
+	etcd-3.2)
+		modfile=$bin/.etcd-3.2-build/go.mod out=${modfile%/*}/out/
+		patched_modfile "$dir" "${modfile%/*}" github.com/ugorji/go ugorji_fix
+		;;
+	esac
 	# go build -o DIR writes one binary per main package.
 	# shellcheck disable=SC2046 # one word per package
 	progress "building $tool" env -C "$dir" GOWORK=off GOFLAGS=-mod=readonly CGO_ENABLED=0 \
-		go build -trimpath -modfile="$modfile" -ldflags "$flags" -o "$bin/" $(packages "$tool")
-	# go names a binary after its package path: etcd's server is ".../server/v3".
-	if [ "$tool" = etcd ]; then mv -f "$bin/server" "$bin/etcd"; fi
+		go build -trimpath -modfile="$modfile" -ldflags "$flags" -o "$out" $(packages "$tool")
+	# go names a binary after its package path: etcd's server is ".../server/v3";
+	# etcd 3.2's binaries are named after their release, beside today's.
+	case $tool in
+	etcd) mv -f "$bin/server" "$bin/etcd" ;;
+	etcd-3.2) for b in etcd etcdctl; do mv -f "$out$b" "$bin/$b-3.2.13"; done ;;
+	esac
 	echo "$want" >"$stamp"
 	keep "$tool" "$kept"
 	say "$tool ready in $((SECONDS - start))s"
