@@ -1,19 +1,25 @@
 package membership
 
-// Tests against real etcd servers, run in this process with embed, each on
-// 127.0.0.1 with ports of its own. They play the operator: the servers stand
-// for the pods, a server's data directory for the pod's volume.
+// Tests against real etcd servers, each on 127.0.0.1 with ports of its own:
+// today's, run in this process with embed, or, with ETCD_RELEASE_BINARY set,
+// processes of that etcd binary (bin/etcd-3.2.13, the workshops' release:
+// scripts/build-tools.sh etcd-3.2), whose version then decides the
+// operator's options, as the EtcdCluster's version does. They play the
+// operator: the servers stand for the pods, a server's data directory for
+// the pod's volume.
 
 import (
 	"context"
 	"fmt"
 	"net/url"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"reflect"
 	"sort"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -33,7 +39,90 @@ const (
 var (
 	v36 = Options{Cluster: cl, Learners: true, MoveLeader: true}
 	v32 = Options{Cluster: cl}
+	// release is the etcd binary the members run; "" for today's etcd, in
+	// this process.
+	release = os.Getenv("ETCD_RELEASE_BINARY")
 )
+
+// server is a member's running etcd.
+type server interface {
+	// ready waits until the server serves, and says why not when it stops
+	// first or takes over 20 seconds.
+	ready() error
+	// leads reports whether the server is its cluster's leader.
+	leads() bool
+	close()
+}
+
+// embedded is today's etcd, in this process.
+type embedded struct{ *embed.Etcd }
+
+func (e embedded) ready() error {
+	select {
+	case <-e.Server.ReadyNotify():
+		return nil
+	case err := <-e.Err():
+		return fmt.Errorf("%s stopped: %w", e.Config().Name, err)
+	case <-time.After(20 * time.Second):
+		return fmt.Errorf("%s is not ready after 20s", e.Config().Name)
+	}
+}
+
+func (e embedded) leads() bool { return e.Server.Leader() == e.Server.MemberID() }
+func (e embedded) close()      { e.Close() }
+
+// process is a server of the release binary, as a pod's container runs it.
+type process struct {
+	name, client, log string
+	exited            chan error
+	cmd               *exec.Cmd
+}
+
+func (p *process) status() (*clientv3.StatusResponse, error) {
+	c, err := clientv3.New(clientv3.Config{Endpoints: []string{p.client}, DialTimeout: time.Second, Logger: zap.NewNop()})
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = c.Close() }()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	return c.Status(ctx, p.client)
+}
+
+func (p *process) ready() error {
+	for end := time.Now().Add(20 * time.Second); time.Now().Before(end); time.Sleep(100 * time.Millisecond) {
+		select {
+		case err := <-p.exited:
+			p.exited <- err
+			b, _ := os.ReadFile(p.log)
+			lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+			return fmt.Errorf("%s stopped (%w): %s", p.name, err, lines[len(lines)-1])
+		default:
+		}
+		if _, err := p.status(); err == nil {
+			return nil
+		}
+	}
+	return fmt.Errorf("%s is not ready after 20s: see %s", p.name, p.log)
+}
+
+func (p *process) leads() bool {
+	s, err := p.status()
+	return err == nil && s.Leader == s.Header.MemberId
+}
+
+// close stops the server as the kubelet stops a container: SIGTERM, and
+// SIGKILL after 10 seconds.
+func (p *process) close() {
+	_ = p.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case err := <-p.exited:
+		p.exited <- err
+	case <-time.After(10 * time.Second):
+		_ = p.cmd.Process.Kill()
+		p.exited <- <-p.exited
+	}
+}
 
 // testCluster runs the members of the cluster named ex. It is the Addressing
 // of the tests too: every member name gets a peer and a client port.
@@ -42,7 +131,9 @@ type testCluster struct {
 	root    string
 	peers   map[string]string
 	clients map[string]string
-	servers map[string]*embed.Etcd
+	servers map[string]server
+	opts    Options         // what the operator does with the members' version
+	spec    Options         // what the members' release supports, by etcd's changelogs
 	lost    map[string]bool // data directory gone: the operator marks the member failed
 	exec    *Executor
 	lastLog string
@@ -59,7 +150,7 @@ func newTestCluster(t *testing.T, size int) *testCluster {
 		root:    t.TempDir(),
 		peers:   map[string]string{},
 		clients: map[string]string{},
-		servers: map[string]*embed.Etcd{},
+		servers: map[string]server{},
 		lost:    map[string]bool{},
 	}
 	t.Cleanup(tc.stopAll)
@@ -68,7 +159,7 @@ func newTestCluster(t *testing.T, size int) *testCluster {
 		name := MemberName(cl, i)
 		initial = append(initial, name+"="+tc.PeerURL(name))
 	}
-	var started []*embed.Etcd
+	var started []server
 	for i := range size {
 		started = append(started, tc.launch(MemberName(cl, i), strings.Join(initial, ","), embed.ClusterStateFlagNew))
 	}
@@ -76,7 +167,34 @@ func newTestCluster(t *testing.T, size int) *testCluster {
 		tc.ready(e)
 	}
 	tc.exec = tc.executor()
+	tc.opts, tc.spec = v36, v36
+	if release != "" {
+		s, err := started[0].(*process).status()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tc.opts, err = OptionsFor(cl, s.Version); err != nil {
+			t.Fatal(err)
+		}
+		tc.spec = supports(t, s.Version)
+		t.Logf("etcd %s (%s): the operator's options %+v", s.Version, release, tc.opts)
+	}
 	return tc
+}
+
+// supports is what etcd's changelogs say a release can do: MoveLeader from
+// 3.3 (CHANGELOG-3.3), learners from 3.4 (CHANGELOG-3.4).
+func supports(t *testing.T, version string) Options {
+	switch {
+	case strings.HasPrefix(version, "3.2."):
+		return v32
+	case strings.HasPrefix(version, "3.3."):
+		return Options{Cluster: cl, MoveLeader: true}
+	case strings.HasPrefix(version, "3.4."), strings.HasPrefix(version, "3.5."), strings.HasPrefix(version, "3.6."):
+		return v36
+	}
+	t.Fatalf("etcd %s: which of learners and MoveLeader it has is not written down here", version)
+	return Options{}
 }
 
 // executor is what a freshly started operator builds: it knows the client
@@ -117,7 +235,7 @@ func (tc *testCluster) Name(peerURL string) string {
 // pod: --initial-cluster-state new for the first members, existing with the
 // cluster's current member list for the ones added later. A data directory
 // that exists is used as it is, and then the flags are ignored.
-func (tc *testCluster) launch(name, initialCluster, state string) *embed.Etcd {
+func (tc *testCluster) launch(name, initialCluster, state string) server {
 	tc.t.Helper()
 	e, err := tc.tryLaunch(name, initialCluster, state)
 	if err != nil {
@@ -127,8 +245,11 @@ func (tc *testCluster) launch(name, initialCluster, state string) *embed.Etcd {
 }
 
 // tryLaunch is launch that returns the server's refusal to start.
-func (tc *testCluster) tryLaunch(name, initialCluster, state string) (*embed.Etcd, error) {
+func (tc *testCluster) tryLaunch(name, initialCluster, state string) (server, error) {
 	tc.closing.Wait() // a server of the same name may still be closing
+	if release != "" {
+		return tc.run(name, initialCluster, state)
+	}
 	cfg := embed.NewConfig()
 	cfg.Name = name
 	cfg.Dir = filepath.Join(tc.root, name)
@@ -147,18 +268,37 @@ func (tc *testCluster) tryLaunch(name, initialCluster, state string) (*embed.Etc
 	if err != nil {
 		return nil, err
 	}
-	tc.servers[name] = e
-	return e, nil
+	tc.servers[name] = embedded{e}
+	return embedded{e}, nil
 }
 
-func (tc *testCluster) ready(e *embed.Etcd) {
+// run starts the release binary for member name, with the flags tryLaunch
+// gives embed, its output in the member's log beside its data directory.
+func (tc *testCluster) run(name, initialCluster, state string) (server, error) {
+	p := &process{name: name, client: tc.clients[name], log: filepath.Join(tc.root, name+".log"), exited: make(chan error, 1)}
+	log, err := os.OpenFile(p.log, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = log.Close() }()
+	p.cmd = exec.Command(release, "--name", name, "--data-dir", filepath.Join(tc.root, name),
+		"--listen-peer-urls", tc.PeerURL(name), "--initial-advertise-peer-urls", tc.PeerURL(name),
+		"--listen-client-urls", p.client, "--advertise-client-urls", p.client,
+		"--initial-cluster", initialCluster, "--initial-cluster-state", state,
+		"--initial-cluster-token", filepath.Base(tc.root), "--heartbeat-interval", "50", "--election-timeout", "500")
+	p.cmd.Stdout, p.cmd.Stderr = log, log
+	if err := p.cmd.Start(); err != nil {
+		return nil, err
+	}
+	go func() { p.exited <- p.cmd.Wait() }()
+	tc.servers[name] = p
+	return p, nil
+}
+
+func (tc *testCluster) ready(e server) {
 	tc.t.Helper()
-	select {
-	case <-e.Server.ReadyNotify():
-	case err := <-e.Err():
-		tc.t.Fatalf("%s stopped: %v", e.Config().Name, err)
-	case <-time.After(20 * time.Second):
-		tc.t.Fatalf("%s is not ready after 20s", e.Config().Name)
+	if err := e.ready(); err != nil {
+		tc.t.Fatal(err)
 	}
 }
 
@@ -171,15 +311,18 @@ func (tc *testCluster) ready(e *embed.Etcd) {
 func (tc *testCluster) start(step Step) {
 	tc.t.Helper()
 	name := step.Member.Name
-	var e *embed.Etcd
-	testenv.EventuallyWithin(tc.t, 20*time.Second, "member "+name+" to start", func(context.Context) error {
-		var err error
-		if e, err = tc.tryLaunch(name, step.InitialCluster, embed.ClusterStateFlagExisting); err != nil {
+	testenv.EventuallyWithin(tc.t, 40*time.Second, "member "+name+" to start", func(context.Context) error {
+		e, err := tc.tryLaunch(name, step.InitialCluster, embed.ClusterStateFlagExisting)
+		if err == nil {
+			if err = e.ready(); err != nil {
+				tc.stop(name, false)
+			}
+		}
+		if err != nil {
 			tc.t.Logf("start %s: %v; restarting it, as the kubelet would", name, err)
 		}
 		return err
 	})
-	tc.ready(e)
 }
 
 // stopAll stops the followers together, then the leader: a leader that
@@ -188,7 +331,7 @@ func (tc *testCluster) start(step Step) {
 func (tc *testCluster) stopAll() {
 	var leader string
 	for name, e := range tc.servers {
-		if e.Server.Leader() == e.Server.MemberID() {
+		if e.leads() {
 			leader = name
 			continue
 		}
@@ -212,7 +355,7 @@ func (tc *testCluster) stopInBackground(name string, dropData bool) {
 	delete(tc.servers, name)
 	tc.closing.Go(func() {
 		if e != nil {
-			e.Close()
+			e.close()
 		}
 		if dropData {
 			if err := os.RemoveAll(filepath.Join(tc.root, name)); err != nil {
@@ -369,6 +512,15 @@ func (tc *testCluster) memberIDs() map[string]uint64 {
 	return out
 }
 
+// adds is how the operator adds member name: as a learner, promoted once it
+// has started, from etcd 3.4 on; as a voting member at once before.
+func (tc *testCluster) adds(name string) []string {
+	if tc.spec.Learners {
+		return []string{"Add " + name + " as learner", "Start " + name, "Promote " + name}
+	}
+	return []string{"Add " + name, "Start " + name}
+}
+
 func elapsed(t *testing.T) func() {
 	start := time.Now()
 	return func() { t.Logf("%s took %v", t.Name(), time.Since(start).Round(10*time.Millisecond)) }
@@ -380,8 +532,8 @@ func TestEtcdScaleUpAndDownKeepsData(t *testing.T) {
 	tc := newTestCluster(t, 3)
 	tc.put()
 
-	got := tc.converge(5, v36)
-	want := []string{"Add ex-3 as learner", "Start ex-3", "Promote ex-3", "Add ex-4 as learner", "Start ex-4", "Promote ex-4"}
+	got := tc.converge(5, tc.opts)
+	want := append(tc.adds("ex-3"), tc.adds("ex-4")...)
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("3 to 5: steps %q, want %q", got, want)
 	}
@@ -389,23 +541,28 @@ func TestEtcdScaleUpAndDownKeepsData(t *testing.T) {
 		tc.read(MemberName(cl, i))
 	}
 
-	// Hand the leadership to ex-4, the first member a scale down removes.
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	ms, err := tc.members(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	leader, _ := find(ms, func(m Member) bool { return m.IsLeader })
 	ids := tc.memberIDs()
-	if leader.Name != "ex-4" {
-		if err := tc.exec.Client.MoveLeader(ctx, leader.ClientURLs[0], ids["ex-4"]); err != nil {
-			t.Fatalf("move the leadership from %s to ex-4: %v", leader, err)
+	// From etcd 3.3 on, hand the leadership to ex-4, the first member a
+	// scale down removes: the operator moves it off first. Before 3.3 the
+	// leader, whichever it is, is removed as it is.
+	want = []string{"Remove ex-4", "Remove ex-3"}
+	if tc.spec.MoveLeader {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		ms, err := tc.members(ctx)
+		if err != nil {
+			t.Fatal(err)
 		}
+		leader, _ := find(ms, func(m Member) bool { return m.IsLeader })
+		if leader.Name != "ex-4" {
+			if err := tc.exec.Client.MoveLeader(ctx, leader.ClientURLs[0], ids["ex-4"]); err != nil {
+				t.Fatalf("move the leadership from %s to ex-4: %v", leader, err)
+			}
+		}
+		want = append([]string{"MoveLeader ex-4 -> ex-0"}, want...)
 	}
 
-	got = tc.converge(3, v36)
-	want = []string{"MoveLeader ex-4 -> ex-0", "Remove ex-4", "Remove ex-3"}
+	got = tc.converge(3, tc.opts)
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("5 to 3: steps %q, want %q", got, want)
 	}
@@ -454,8 +611,8 @@ func TestEtcdReplaceFailedMember(t *testing.T) {
 	tc.stop(victim.Name, true)
 	tc.lost[victim.Name] = true
 
-	got := tc.converge(3, v36)
-	want := []string{"Remove " + victim.Name, "Add " + victim.Name + " as learner", "Start " + victim.Name, "Promote " + victim.Name}
+	got := tc.converge(3, tc.opts)
+	want := append([]string{"Remove " + victim.Name}, tc.adds(victim.Name)...)
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("replace %s: steps %q, want %q", victim, got, want)
 	}
@@ -478,9 +635,9 @@ func TestEtcdResumeAfterOperatorRestart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	add := Next(5, ms, v36)
-	if add.String() != "Add ex-3 as learner" {
-		t.Fatalf("Next = %s, want Add ex-3 as learner", add)
+	add := Next(5, ms, tc.opts)
+	if add.String() != tc.adds("ex-3")[0] {
+		t.Fatalf("Next = %s, want %s", add, tc.adds("ex-3")[0])
 	}
 	// etcd refuses membership changes until its members have been
 	// connected for 5s (etcdserver.HealthInterval): a new cluster says
@@ -494,20 +651,28 @@ func TestEtcdResumeAfterOperatorRestart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	step := Next(5, ms, v36)
+	step := Next(5, ms, tc.opts)
 	if step.Action != Start || step.Member.Name != "ex-3" || step.Member.ID != added.ID {
 		t.Fatalf("after the restart Next = %s (member %x), want Start ex-3 (member %x)", step, step.Member.ID, added.ID)
 	}
-	// A MemberAdd that the old process sent again is no second member.
-	if again := tc.applyUntilDone(add); again.ID != added.ID {
-		t.Errorf("Apply(%s) again = %+v; want member %x once more", add, again, added.ID)
+	// A MemberAdd that the old process sent again is no second member: etcd
+	// 3.4 and later answer with the learner it has; before, a voting member
+	// that has not started leaves the cluster short of full health, and
+	// etcd refuses every membership change ("unhealthy cluster", its
+	// strict reconfiguration check) until that member runs.
+	if tc.spec.Learners {
+		if again := tc.applyUntilDone(add); again.ID != added.ID {
+			t.Errorf("Apply(%s) again = %+v; want member %x once more", add, again, added.ID)
+		}
+	} else if again, err := tc.exec.Apply(ctx, add); err != nil || !again.Retry {
+		t.Errorf("Apply(%s) again = %+v, %v; want a retry while ex-3 has not started", add, again, err)
 	}
 	if ids := tc.memberIDs(); len(ids) != 4 {
 		t.Errorf("members after the repeated add: %v, want 4", ids)
 	}
 
-	got := tc.converge(5, v36)
-	want := []string{"Start ex-3", "Promote ex-3", "Add ex-4 as learner", "Start ex-4", "Promote ex-4"}
+	got := tc.converge(5, tc.opts)
+	want := append(tc.adds("ex-3")[1:], tc.adds("ex-4")...)
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("steps after the restart %q, want %q", got, want)
 	}
@@ -527,7 +692,7 @@ func TestEtcdQuorumLossIsReportedNotRepaired(t *testing.T) {
 	// leader that stops hands its leadership over first, which is slower.)
 	var gone []string
 	for name, e := range tc.servers {
-		if e.Server.Leader() != e.Server.MemberID() && len(gone) < 2 {
+		if !e.leads() && len(gone) < 2 {
 			gone = append(gone, name)
 		}
 	}
@@ -540,7 +705,7 @@ func TestEtcdQuorumLossIsReportedNotRepaired(t *testing.T) {
 
 	for _, desired := range []int{3, 1} {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		step, _ := tc.reconcile(ctx, desired, v36)
+		step, _ := tc.reconcile(ctx, desired, tc.opts)
 		cancel()
 		if step.Action != Blocked || step.Cause != QuorumLost {
 			t.Fatalf("desired %d with %v down: Next = %s, want Blocked (QuorumLost)", desired, gone, step)
@@ -563,7 +728,7 @@ func TestEtcdQuorumLossIsReportedNotRepaired(t *testing.T) {
 		ms, err := tc.members(ctx)
 		cancel()
 		if err == nil {
-			if step = Next(3, ms, v36); step.Action != Blocked {
+			if step = Next(3, ms, tc.opts); step.Action != Blocked {
 				break
 			}
 		}
