@@ -8,13 +8,14 @@
 # copies what another clone built with the same Go, kept in
 # ~/.cache/workshop-tools ($WORKSHOP_TOOLS_CACHE).
 #
-# usage: scripts/build-tools.sh [kubernetes|kubernetes-node|kubectl|coredns|etcd|etcd-3.2|kwok|controller-gen|golangci-lint|actionlint|kind|kubebuilder|olm|local-provisioner|ferretdb]...
+# usage: scripts/build-tools.sh [kubernetes|kubernetes-node|kubectl|coredns|etcd|etcd-3.2|etcd-3.5|kwok|controller-gen|golangci-lint|actionlint|kind|kubebuilder|olm|local-provisioner|ferretdb]...
 # With no argument it builds all but kubernetes-node, coredns and ferretdb, which only
 # the local cluster's real node and the kind node image need (scripts/node.sh
 # and scripts/images.sh build them), kind and kubectl alone (a few minutes, not
 # the control plane's twelve), which only kind users without them need,
-# kubebuilder, which only lab 10 needs, etcd-3.2 (etcd-3.2.13 and
-# etcdctl-3.2.13, the workshops' release), which only its image needs,
+# kubebuilder, which only lab 10 needs, etcd-3.2 and etcd-3.5 (etcd-3.2.13,
+# the workshops' release, and etcd-3.5.21, with their etcdctl), which only
+# the etcd operator's membership tests need,
 # olm, which only make olm-up needs, and the project's own local-provisioner
 # (scripts/cluster.sh and the kind node image).
 set -euo pipefail
@@ -39,6 +40,7 @@ binaries() {
 	kubectl) echo kubectl ;;
 	etcd) echo etcd etcdctl ;;
 	etcd-3.2) echo etcd-3.2.13 etcdctl-3.2.13 ;;
+	etcd-3.5) echo etcd-3.5.21 etcdctl-3.5.21 etcdutl-3.5.21 ;;
 	kwok) echo kwok kwokctl ;;
 	coredns) echo coredns ;;
 	controller-gen) echo controller-gen ;;
@@ -164,16 +166,25 @@ build() {
 		modfile=$bin/.etcd-3.2-build/go.mod out=${modfile%/*}/out/
 		patched_modfile "$dir" "${modfile%/*}" github.com/ugorji/go ugorji_fix
 		;;
+	etcd-3.*) out=$bin/.$tool-build/out/ ;;
 	esac
 	# go build -o DIR writes one binary per main package.
 	# shellcheck disable=SC2046 # one word per package
 	progress "building $tool" env -C "$dir" GOWORK=off GOFLAGS=-mod=readonly CGO_ENABLED=0 \
 		go build -trimpath -modfile="$modfile" -ldflags "$flags" -o "$out" $(packages "$tool")
-	# go names a binary after its package path: etcd's server is ".../server/v3";
-	# etcd 3.2's binaries are named after their release, beside today's.
+	# go names a binary after its package path: etcd's server is ".../server/v3".
+	# An older etcd release's binaries are named after it, beside today's.
 	case $tool in
 	etcd) mv -f "$bin/server" "$bin/etcd" ;;
-	etcd-3.2) for b in etcd etcdctl; do mv -f "$out$b" "$bin/$b-3.2.13"; done ;;
+	etcd-3.*)
+		local v n
+		v=$(binaries "$tool"); v=${v%% *}; v=${v#etcd-}
+		for b in "$out"*; do
+			n=${b##*/}
+			[ "$n" != server ] || n=etcd
+			mv -f "$b" "$bin/$n-$v"
+		done
+		;;
 	esac
 	echo "$want" >"$stamp"
 	keep "$tool" "$kept"
