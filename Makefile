@@ -185,12 +185,12 @@ fuzz: ## Fuzz the membership planner, member names and gordon's replica arithmet
 
 .PHONY: test-integration
 test-integration: ## Unit and envtest integration tests of the operators, with the race detector, against the project-built kube-apiserver and etcd.
-	scripts/build-tools.sh kubernetes etcd etcd-3.2 etcd-3.5
+	scripts/build-tools.sh kubernetes etcd etcd-3.2 etcd-3.3 etcd-3.5
 	for m in $(filter operators/%,$(MODULES)); do (cd $$m && go test -race -count=1 -timeout 20m ./...); done
 	# The etcd operator's membership changes again, on real servers of
-	# etcd 3.2.13, the workshops' release (no learners, no MoveLeader), and
-	# of etcd 3.5.21.
-	for v in 3.2.13 3.5.21; do (cd operators/etcd-cluster && \
+	# etcd 3.2.13, the workshops' release (no learners, no MoveLeader), of
+	# 3.3.27 (MoveLeader) and of 3.5.21.
+	for v in 3.2.13 3.3.27 3.5.21; do (cd operators/etcd-cluster && \
 		ETCD_RELEASE_BINARY=$(BIN)/etcd-$$v go test -count=1 -timeout 5m -run '^TestEtcd' ./internal/membership/); done
 
 .PHONY: test-e2e
