@@ -4,9 +4,9 @@
 # its logs and kubectl exec, a NodePort Service at the node's address
 # (IP), cluster DNS and a Service's DNS name in the pod. With "machine", the
 # node is this machine (the local cluster's real node, scripts/node.sh
-# check): its ClusterIPs answer here too, and its node ports leave the
-# machine's loopback alone, where the API server listens. kind's node is a
-# container (scripts/kind.sh check): its ClusterIPs answer in it, not here.
+# check): its ClusterIPs and 127.0.0.1 NodePorts answer here too, and no
+# Service may take the node port its API server listens on. kind's node is
+# a container (scripts/kind.sh check): they answer in it, not here.
 #
 # usage: scripts/check-node.sh NODE IP [machine]
 set -euo pipefail
@@ -22,19 +22,21 @@ die() { say "$*"; exit 1; }
 # shellcheck source=scripts/wait.sh
 . "$root/scripts/wait.sh"
 
-# loopback_left_alone gives a Service the node port the API server listens
-# on (the local cluster's come from the node port range) and proves that it
-# is served on the node's address only: kubectl still reaches the API
-# server on 127.0.0.1.
-loopback_left_alone() {
-	local server api_port
+# api_port_refused proves that no Service can be given the node port the
+# API server listens on. kube-proxy sends a node port of every local
+# address, 127.0.0.1 included, to the Service's pods, and refuses it while
+# the Service has none: such a Service would take the API server from this
+# machine, kube-proxy's own connection with it. The local cluster's node
+# ports stop below the ports kwokctl gives its control plane (scripts/cluster.sh).
+api_port_refused() {
+	local server api_port out
 	server=$(kubectl config view --minify -o 'jsonpath={.clusters[0].cluster.server}')
 	api_port=${server##*:}
 	if ! [[ $server =~ ^https://127\.0\.0\.1:[0-9]+$ ]] || [ "$api_port" -lt 30000 ] || [ "$api_port" -gt 32767 ]; then
-		say "the API server ($server) listens outside the loopback's node ports"
+		say "the API server ($server) listens outside the node port range"
 		return
 	fi
-	kubectl -n "$ns" apply -f - >/dev/null <<EOT
+	if out=$(kubectl -n "$ns" create -f - 2>&1 <<EOT
 apiVersion: v1
 kind: Service
 metadata: {name: api-port}
@@ -43,11 +45,12 @@ spec:
   selector: {app: web}
   ports: [{port: 80, targetPort: 8080, nodePort: $api_port}]
 EOT
-	poll 30 curl -fsS --max-time 2 "http://$ip:$api_port/" || die "NodePort $ip:$api_port does not answer"
-	[ "$(kubectl get --raw /readyz --request-timeout=5s 2>&1)" = ok ] ||
-		die "a Service given node port $api_port took $server from the API server: kube-proxy forwards 127.0.0.1's node ports (scripts/node.sh down, and up again, rewrites its configuration)"
-	kubectl -n "$ns" delete service api-port --wait >/dev/null
-	say "NodePort $api_port answers on $ip and leaves the API server's $server alone"
+	); then
+		kubectl -n "$ns" delete service api-port --wait >/dev/null 2>&1 || true
+		die "a Service was given node port $api_port, where the API server ($server) listens: kube-proxy would take it from this machine"
+	fi
+	grep -q "not in the valid range" <<<"$out" || die "a Service given node port $api_port: $out"
+	say "node port $api_port, the API server's, is refused to Services"
 }
 
 kubectl delete namespace "$ns" --ignore-not-found --wait >/dev/null
@@ -100,7 +103,9 @@ if [ -n "$machine" ]; then
 	cluster_ip=$(kubectl -n "$ns" get service web -o 'jsonpath={.spec.clusterIP}')
 	poll 30 curl -fsS --max-time 2 "http://$cluster_ip/" || die "ClusterIP $cluster_ip does not answer from this machine"
 	say "ClusterIP $cluster_ip answers from this machine"
-	loopback_left_alone
+	poll 30 curl -fsS --max-time 2 "http://127.0.0.1:$port/" || die "NodePort 127.0.0.1:$port does not answer"
+	say "NodePort $port answers on 127.0.0.1"
+	api_port_refused
 fi
 poll 30 curl -fsS --max-time 2 "http://$ip:$port/" || die "NodePort $ip:$port does not answer"
 say "NodePort $port answers on the node's address $ip"

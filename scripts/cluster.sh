@@ -57,6 +57,14 @@ write_kubeconfig() {
 service_cidr=10.96.0.0/16
 service_ip=10.96.0.1
 
+# Node ports stop below the ports kwokctl gives the local clusters' API
+# servers, etcds and controllers (from 32767 down, on this machine's
+# loopback): kube-proxy sends a node port of every local address to its
+# Service's pods, or refuses it while there are none, so a Service given
+# an API server's port took that API server from every client here,
+# kube-proxy included, for good (a soak lost its cluster so).
+node_port_range=30000-32099
+
 # kwok_config is the configuration every cluster is created with, so that a
 # real node (scripts/node.sh) can join it at any time:
 #   - kwok manages the fake nodes only (those annotated kwok.x-k8s.io/node=fake,
@@ -64,7 +72,8 @@ service_ip=10.96.0.1
 #   - the API server reaches kubelets at their InternalIP (the real node's
 #     name resolves nowhere) with the admin certificate, for logs and exec;
 #   - its certificate is valid for the kubernetes Service's address, which
-#     pods connect to.
+#     pods connect to;
+#   - node ports come from $node_port_range.
 kwok_config() {
 	cat <<EOF
 apiVersion: config.kwok.x-k8s.io/v1alpha1
@@ -75,6 +84,7 @@ componentsPatches:
 - name: kube-apiserver
   extraArgs:
   - {key: service-cluster-ip-range, value: "$service_cidr"}
+  - {key: service-node-port-range, value: "$node_port_range"}
   - {key: kubelet-preferred-address-types, value: "InternalIP,Hostname"}
   - {key: kubelet-client-certificate, value: "$dir/pki/admin.crt"}
   - {key: kubelet-client-key, value: "$dir/pki/admin.key"}

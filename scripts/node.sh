@@ -252,14 +252,6 @@ serializeImagePulls: false
 EOF
 }
 
-# kube_proxy_config IP: kube-proxy's configuration, node ports on IP only.
-# In iptables mode kube-proxy would also forward 127.0.0.1's node ports,
-# before any process listening there sees the connection; but the
-# machine's loopback ports in the node port range (30000-32767) are the
-# local clusters' own: kwokctl gives their API servers, etcds and
-# controllers ports from 32767 down. A Service given the node port an API
-# server listens on would take that API server from kubectl, the kubelet
-# and the operators of this machine (a test run lost its cluster so).
 kube_proxy_config() {
 	cat <<EOF
 apiVersion: kubeproxy.config.k8s.io/v1alpha1
@@ -268,7 +260,6 @@ mode: iptables
 hostnameOverride: $node_name
 clientConnection: {kubeconfig: "$node_dir/kube-proxy.kubeconfig"}
 clusterCIDR: $pod_range
-nodePortAddresses: ["$1/32"]
 metricsBindAddress: 127.0.0.1:10249
 healthzBindAddress: 127.0.0.1:10256
 # Leave the machine's conntrack table size alone.
@@ -548,7 +539,7 @@ up() {
 	kubeconfig kubelet
 	kubeconfig kube-proxy
 	kubelet_config >"$node_dir/kubelet.yaml"
-	kube_proxy_config "$ip" >"$node_dir/kube-proxy.yaml"
+	kube_proxy_config >"$node_dir/kube-proxy.yaml"
 	if ! alive "$pidfiles/kubelet.pid" kubelet; then
 		start kubelet "$node_dir/kubelet.log" kubelet --config "$node_dir/kubelet.yaml" \
 			--kubeconfig "$node_dir/kubelet.kubeconfig" --root-dir "$store/kubelet" \

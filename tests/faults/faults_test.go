@@ -660,8 +660,12 @@ func (r *run) execIn(target func() string, away []string, command ...string) (st
 		}
 		all := string(out) + stderr.String()
 		retry := transient(all)
+		// "exit code 137": the container was killed under the command, its
+		// pod going (kubectl exec deploy/... may pick the old pod while it
+		// stops, soak seed 233485945); the next try picks again.
 		for _, s := range append(away, "unable to upgrade connection", "container not found", "not found", "does not have a host",
-			"cannot exec into a container in a completed pod", "No such container", "is not running", "error dialing backend") {
+			"cannot exec into a container in a completed pod", "No such container", "is not running", "error dialing backend",
+			"command terminated with exit code 137") {
 			retry = retry || strings.Contains(all, s)
 		}
 		if !retry || time.Now().After(end) {
