@@ -471,7 +471,9 @@ routes() {
 }
 
 # cluster_settings reads the service range and checks that the cluster was
-# created by this project's cluster.sh, with what a real node needs.
+# created by this project's cluster.sh, with what a real node needs: its
+# node ports below the control plane's ports, which the node's kube-proxy
+# would otherwise take from this machine (scripts/cluster.sh).
 cluster_settings() {
 	service_cidr=$(k get servicecidr kubernetes -o 'jsonpath={.spec.cidrs[0]}')
 	local kubernetes_ip prefix
@@ -479,7 +481,8 @@ cluster_settings() {
 	prefix=${kubernetes_ip%.*}
 	dns_ip=$prefix.10
 	if ! openssl x509 -in "$dir/pki/admin.crt" -noout -ext subjectAltName 2>/dev/null | grep -q "IP Address:$kubernetes_ip\b" ||
-		! grep -q -- --kubelet-client-certificate "$dir/kwok.yaml"; then
+		! grep -q -- --kubelet-client-certificate "$dir/kwok.yaml" ||
+		! grep -q -- --service-node-port-range "$dir/kwok.yaml"; then
 		say "cluster $name was created without the settings a real node needs (an older scripts/cluster.sh):"
 		say "recreate it: scripts/cluster.sh down $name && scripts/cluster.sh up $name"
 		exit 3
