@@ -163,11 +163,13 @@ build() {
 		modfile=$bin/.ferretdb-build/go.mod
 		patched_modfile "$dir" "${modfile%/*}" github.com/FerretDB/FerretDB ferretdb_fix
 		;;
-	etcd-3.2)
-		modfile=$bin/.etcd-3.2-build/go.mod out=${modfile%/*}/out/
-		patched_modfile "$dir" "${modfile%/*}" github.com/ugorji/go ugorji_fix
+	etcd-3.*)
+		out=$bin/.$tool-build/out/
+		if [ "$tool" = etcd-3.2 ]; then
+			modfile=$bin/.$tool-build/go.mod
+			patched_modfile "$dir" "${modfile%/*}" github.com/ugorji/go ugorji_fix
+		fi
 		;;
-	etcd-3.*) out=$bin/.$tool-build/out/ ;;
 	esac
 	# go build -o DIR writes one binary per main package.
 	# shellcheck disable=SC2046 # one word per package

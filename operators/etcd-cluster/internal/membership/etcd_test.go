@@ -3,8 +3,9 @@ package membership
 // Tests against real etcd servers, each on 127.0.0.1 with ports of its own:
 // today's, run in this process with embed, or, with ETCD_RELEASE_BINARY set,
 // processes of that etcd binary (bin/etcd-3.2.13, the workshops' release,
-// or bin/etcd-3.5.21: scripts/build-tools.sh etcd-3.2 etcd-3.5, and make
-// test-integration runs them), whose version then decides the
+// bin/etcd-3.3.27 or bin/etcd-3.5.21: scripts/build-tools.sh etcd-3.2
+// etcd-3.3 etcd-3.5, and make test-integration runs each), whose version
+// then decides the
 // operator's options, as the EtcdCluster's version does. They play the
 // operator: the servers stand for the pods, a server's data directory for
 // the pod's volume.
