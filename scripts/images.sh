@@ -15,14 +15,19 @@
 #   mysql:5.7, mysql:8.0                MariaDB 10.11 from Debian bookworm, with an
 #                                       entrypoint that honours MYSQL_ROOT_PASSWORD
 #                                       and MYSQL_DATABASE like the official one
-#   docker.io/prgcont/etcd:v3.2.13,     the project's etcd and etcdctl
-#   quay.io/coreos/etcd:v3.2.13         (scripts/tools/etcd, 3.6) on the toolbox
+#   docker.io/prgcont/etcd:v3.2.13,     etcd and etcdctl 3.2.13, built from their
+#   quay.io/coreos/etcd:v3.2.13         source (scripts/tools/etcd-3.2), on the toolbox
 #   prgcont/gordon:v1.0                 a program that logs a line and waits
 #   workshop.local/toolbox:bookworm,    Debian with bash, curl, dig, nc, ip, jq: the
 #   nicolaka/netshoot:v0.13             tools of netshoot, the network toolbox image
 #
-# and, built only when asked for by name (scripts/olm.sh does):
+# and, built only when asked for by name (scripts/olm.sh does; tests/realnode
+# asks for etcd-3.3 to upgrade a cluster to it):
 #
+#   quay.io/coreos/etcd:v3.3.27 (etcd-3.3), quay.io/coreos/etcd:v3.5.21 (etcd-3.5)
+#                                       etcd and etcdctl of those releases, built
+#                                       from their source (scripts/tools/etcd-3.3,
+#                                       etcd-3.5), laid out as the etcd image
 #   workshop.local/olm:VERSION          OLM's olm and catalog operators and cpb
 #                                       (scripts/tools/olm), and cp
 #                                       (scripts/images/cp): OLM's "util image"
@@ -245,13 +250,18 @@ recipe() {
 		layers=("$(rootfs toolbox "$toolbox_packages")")
 		args=(--cmd bash)
 		;;
-	etcd)
-		"$root/scripts/build-tools.sh" etcd
+	etcd | etcd-3.3 | etcd-3.5)
+		# The release the tags name, built from its own source, laid out
+		# as upstream's image: etcd and etcdctl in /usr/local/bin, etcd the
+		# command.
+		local v
+		v=$(etcd_release "$1")
+		"$root/scripts/build-tools.sh" "etcd-${v%.*}"
 		layers=("$(rootfs toolbox "$toolbox_packages")")
-		stage "$stage_dir" usr/local/bin/etcd="$bin/etcd":0755 usr/local/bin/etcdctl="$bin/etcdctl":0755 \
+		stage "$stage_dir" usr/local/bin/etcd="$bin/etcd-$v":0755 usr/local/bin/etcdctl="$bin/etcdctl-$v":0755 \
 			var/etcd=:1777 var/lib/etcd=:1777
 		args=(--cmd /usr/local/bin/etcd --expose 2379/tcp --expose 2380/tcp)
-		inputs=("$bin/etcd" "$bin/etcdctl")
+		inputs=("$bin/etcd-$v" "$bin/etcdctl-$v")
 		;;
 	olm)
 		# Go programs alone, where upstream's are: no root filesystem, so
@@ -336,7 +346,7 @@ recipe() {
 		for name in "${kind_preload[@]}"; do inputs+=("$cache/archives/$name.tar.stamp"); done
 		prepare=kind_node_preload
 		;;
-	*) die "unknown image $1 (images: ${images[*]} ${kind_images[*]} kind-node)" ;;
+	*) die "unknown image $1 (images: ${images[*]} ${kind_images[*]} etcd-3.3 etcd-3.5 olm kind-node)" ;;
 	esac
 	[ ! -d "$stage_dir" ] || layers+=("$stage_dir")
 	inputs+=("$cache/bin/mkimage")
@@ -494,6 +504,7 @@ tags() {
 	gordon) echo prgcont/gordon:v1.0 ;;
 	toolbox) echo workshop.local/toolbox:bookworm nicolaka/netshoot:v0.13 ;;
 	etcd) echo docker.io/prgcont/etcd:v3.2.13 quay.io/coreos/etcd:v3.2.13 ;;
+	etcd-3.3 | etcd-3.5) echo "quay.io/coreos/etcd:v$(etcd_release "$1")" ;;
 	mysql) echo mysql:5.7 mysql:8.0 ;;
 	olm) olm_image ;;
 	kube-apiserver | kube-controller-manager | kube-scheduler | kube-proxy) echo "registry.k8s.io/$1:$(kube_version)" ;;
@@ -503,6 +514,17 @@ tags() {
 	busybox) echo busybox:1.36 ;;
 	nginx) echo nginx:1.27 ;;
 	kind-node) echo "workshop.local/kind-node:$(kube_version)" ;;
+	esac
+}
+
+# etcd_release NAME prints the etcd release image NAME holds: etcd, the
+# workshops' 3.2.13; etcd-3.3 and etcd-3.5, the releases of those minors
+# scripts/build-tools.sh builds.
+etcd_release() {
+	case $1 in
+	etcd) echo 3.2.13 ;;
+	etcd-3.3) echo 3.3.27 ;;
+	etcd-3.5) echo 3.5.21 ;;
 	esac
 }
 

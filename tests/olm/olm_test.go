@@ -239,8 +239,7 @@ func TestWorkshopEtcdThroughOLM(t *testing.T) {
 	}
 	etcdctlIn := func(pod string, args ...string) string {
 		cmd := suite.Command(ctx, "kubectl", append([]string{"exec", "-n", ns, pod, "--", "etcdctl"}, args...)...)
-		// Its standard output: etcdctl warns on its standard error of the
-		// image's ETCDCTL_API, which etcd 3.6 no longer reads.
+		// Its standard output; its standard error goes to the failure.
 		var stderr strings.Builder
 		cmd.Stderr = &stderr
 		out, err := cmd.Output()

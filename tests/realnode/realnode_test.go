@@ -262,8 +262,6 @@ func TestWorkshopEtcdctl(t *testing.T) {
 		t.Helper()
 		pod := strings.Fields(suite.Kubectl(ctx, t, "get", "po", "-n", ns, "-l", "etcd_cluster=example-etcd-cluster",
 			"-o", "jsonpath={.items[*].metadata.name}"))[0]
-		// stdout only: etcdctl 3.6 (the local stand-in of 3.2.13) warns on
-		// stderr about the ETCDCTL_API=3 that 3.2 needs.
 		cmd := suite.Command(ctx, "kubectl", append([]string{"exec", "-n", ns, pod, "--", "etcdctl"}, args...)...)
 		out, err := cmd.Output()
 		if err != nil {
@@ -273,6 +271,12 @@ func TestWorkshopEtcdctl(t *testing.T) {
 	}
 	if out := etcdctl("member", "list"); strings.Count(strings.TrimSpace(out), "\n") != 2 {
 		t.Errorf("etcdctl member list should list 3 members:\n%s", out)
+	}
+	// The member's server says which release it is (endpoint, ID,
+	// version, ...): the one spec.version and the image's tag name, on
+	// which the operator based its membership steps (no learners on 3.2).
+	if f := strings.Split(etcdctl("endpoint", "status"), ", "); len(f) < 3 || f[2] != "3.2.13" {
+		t.Errorf("etcdctl endpoint status = %q; want the server's version 3.2.13, the sample's spec.version", strings.Join(f, ", "))
 	}
 	etcdctl("put", "/here", "test")
 
