@@ -127,7 +127,7 @@ func (r *EtcdClusterReconciler) reconcileMembers(ctx context.Context, c *etcdv1.
 		return ctrl.Result{}, err
 	}
 	p.served = served
-	opts, err := membership.OptionsFor(c.Name, c.Spec.Version)
+	opts, err := membership.OptionsFor(c.Name, c.Spec.Version, runningVersions(c, obs)...)
 	if err != nil {
 		p.invalid = err
 		return ctrl.Result{}, nil
@@ -532,16 +532,22 @@ func (r *EtcdClusterReconciler) replaceNeverRan(ctx context.Context, c *etcdv1.E
 // behind, when spec.version is not a step etcd can take from every version
 // the member pods run; a pod that never ran its image runs none.
 func versionStep(c *etcdv1.EtcdCluster, obs observed) error {
+	if err := membership.UpgradeStep(runningVersions(c, obs), c.Spec.Version); err != nil {
+		return &conditions.Blocked{Reason: ReasonVersionStep, Message: err.Error(), Unapplied: true}
+	}
+	return nil
+}
+
+// runningVersions are the etcd versions the member pods run, by their
+// images; a pod that never ran its image runs none.
+func runningVersions(c *etcdv1.EtcdCluster, obs observed) []string {
 	var running []string
 	for _, n := range obs.names(c.Name) {
 		if p := obs.pods[n]; p != nil && !pods.NeverRan(p) {
 			running = append(running, imageVersion(p))
 		}
 	}
-	if err := membership.UpgradeStep(running, c.Spec.Version); err != nil {
-		return &conditions.Blocked{Reason: ReasonVersionStep, Message: err.Error(), Unapplied: true}
-	}
-	return nil
+	return running
 }
 
 // imageVersion is the etcd version of a member pod's image, its tag

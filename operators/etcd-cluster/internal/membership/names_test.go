@@ -95,3 +95,31 @@ func TestOptionsFor(t *testing.T) {
 		}
 	}
 }
+
+// During an upgrade the members that still run an older release decide:
+// etcd 3.2 has no MoveLeader (3.3's changelog adds it) and a cluster whose
+// members include 3.3 ones takes no learner (3.4's adds them).
+func TestOptionsForAnUpgradeInProgress(t *testing.T) {
+	tests := []struct {
+		version              string
+		running              []string
+		learners, moveLeader bool
+		wantErr              bool
+	}{
+		{"3.3.27", []string{"3.3.27", "3.2.13", "3.3.27"}, false, false, false},
+		{"3.4.0", []string{"3.3.27", "3.4.0"}, false, true, false},
+		{"3.5.21", []string{"3.5.21", "3.5.0"}, true, true, false},
+		{"3.2.13", []string{"3.3.27"}, false, false, false}, // an upgrade taken back
+		{"3.4.0", []string{"2.9.0"}, false, false, false},   // an older major, a higher minor
+		{"4.0.0", []string{"3.9.0"}, true, true, false},
+		{"3.4.0", []string{"3.4.0", "latest"}, false, false, true},
+		{"3.4.0", nil, true, true, false},
+	}
+	for _, tt := range tests {
+		o, err := OptionsFor("ex", tt.version, tt.running...)
+		if (err != nil) != tt.wantErr || o.Learners != tt.learners || o.MoveLeader != tt.moveLeader {
+			t.Errorf("OptionsFor(%q, %q) = %+v, %v; want learners %v, move leader %v, error %v",
+				tt.version, tt.running, o, err, tt.learners, tt.moveLeader, tt.wantErr)
+		}
+	}
+}

@@ -9,10 +9,24 @@ import (
 // OptionsFor returns the Options for cluster running etcd version (as in the
 // image tag: "3.2.13", "v3.5.17", "3.6.0-rc.1"): learners from 3.4 on, leader
 // moves from 3.3 on. The coreos workshop's default, 3.2.13, has neither.
-func OptionsFor(cluster, version string) (Options, error) {
+//
+// While an upgrade rolls, members still run older releases (running): the
+// Options are then those of the oldest of them all, since a call an older
+// member does not know fails on it (a 3.2 leader answers MoveLeader
+// Unimplemented, a cluster of 3.3 members refuses a learner).
+func OptionsFor(cluster, version string, running ...string) (Options, error) {
 	major, minor, err := majorMinor(version)
 	if err != nil {
 		return Options{}, err
+	}
+	for _, v := range running {
+		ma, mi, err := majorMinor(v)
+		if err != nil {
+			return Options{}, err
+		}
+		if ma < major || (ma == major && mi < minor) {
+			major, minor = ma, mi
+		}
 	}
 	atLeast := func(ma, mi int) bool { return major > ma || (major == ma && minor >= mi) }
 	return Options{Cluster: cluster, Learners: atLeast(3, 4), MoveLeader: atLeast(3, 3)}, nil
