@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 )
@@ -120,25 +121,103 @@ func (c *component) start() error {
 	return os.WriteFile(c.pidFile, []byte(strconv.Itoa(c.pid)), 0o644)
 }
 
+// plane is a local cluster's control plane under a supervisor that does
+// what a control plane's kubelet does for its static pods: it starts again
+// any component that exits, whenever it exits. kwokctl starts them as bare
+// processes, which nothing restarts; after an API server restart the
+// scheduler can exit minutes later (a soak's kube-scheduler exited on
+// "Scheduler cache is corrupted" two seconds after RestartAPIServer's
+// watch ended, and every pod made after it stayed Pending).
+type plane struct {
+	mu         sync.Mutex // held while a component is stopped on purpose
+	components []*component
+	done       chan struct{}
+}
+
+// planes guards Suite.plane: a suite's tests restart its API server side
+// by side.
+var planes sync.Mutex
+
+// supervised returns the cluster's control plane, read from kwokctl's pid
+// files the first time, with its supervisor running until Finish.
+func (s *Suite) supervised() (*plane, error) {
+	planes.Lock()
+	defer planes.Unlock()
+	if s.plane != nil {
+		return s.plane, nil
+	}
+	components, err := s.controlPlane()
+	if err != nil {
+		return nil, err
+	}
+	p := &plane{components: components, done: make(chan struct{})}
+	go p.supervise(time.Second)
+	s.plane = p
+	return p, nil
+}
+
+// supervise starts again, every interval, the components that have exited.
+func (p *plane) supervise(interval time.Duration) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-p.done:
+			return
+		case <-t.C:
+		}
+		p.mu.Lock()
+		for _, c := range p.components {
+			if c.alive() {
+				continue
+			}
+			if err := c.start(); err != nil {
+				fmt.Fprintf(os.Stderr, "cluster: %s exited and could not start again: %v\n", c.name, err)
+				continue
+			}
+			fmt.Fprintf(os.Stderr, "cluster: %s exited; started again (pid %d), as a kubelet restarts a static pod\n", c.name, c.pid)
+		}
+		p.mu.Unlock()
+	}
+}
+
+// release stops the supervisor, before the cluster is deleted; nil does
+// nothing.
+func (p *plane) release() {
+	if p == nil {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	select {
+	case <-p.done:
+	default:
+		close(p.done)
+	}
+}
+
 // RestartAPIServer stops the kube-apiserver of a local cluster with sig
 // (SIGTERM: a rolling update's graceful stop, SIGKILL after 30 seconds;
 // SIGKILL: a crash) and starts it again with the command line, environment
 // and log kwokctl gave it. Every watch and request in flight ends. Then,
 // as a control plane's kubelet restarts its static pods, it starts again
 // any other component that exits within 15 seconds (the scheduler and the
-// controller manager exit when they cannot renew their leader lease). It
-// returns what it restarted, once the API server answers /readyz and the
-// other components have stayed up. No cluster is created meanwhile
-// (holdCreation), so that none takes the stopped components' ports. Local
-// clusters only.
+// controller manager exit when they cannot renew their leader lease), and
+// the supervisor any that exits later. It returns what it restarted, once
+// the API server answers /readyz and the other components have stayed up.
+// No cluster is created meanwhile (holdCreation), so that none takes the
+// stopped components' ports. Local clusters only.
 func (s *Suite) RestartAPIServer(ctx context.Context, sig syscall.Signal) (restarted []string, err error) {
 	if s.Provider != Local {
 		return nil, errors.New("RestartAPIServer restarts a local cluster's own processes")
 	}
-	plane, err := s.controlPlane()
+	p, err := s.supervised()
 	if err != nil {
 		return nil, err
 	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	plane := p.components
 	var api *component
 	for _, c := range plane {
 		if c.name == "kube-apiserver" {

@@ -68,6 +68,9 @@ type Suite struct {
 	// operatorKubeconfig, when set, is the kubeconfig the operators started
 	// as local processes reach the API server with (OperatorsReach).
 	operatorKubeconfig string
+	// plane is the local cluster's control plane once RestartAPIServer
+	// first read it; its kubelet is the supervisor (apiserver.go).
+	plane *plane
 }
 
 // New returns the suite for the provider E2E_PROVIDER names.
@@ -372,6 +375,7 @@ func (s *Suite) StartInstance(ctx context.Context, name, op string, args ...stri
 // Finish stops the operators and, unless E2E_KEEP_CLUSTER=1, the cluster.
 func (s *Suite) Finish() env.Func {
 	return func(ctx context.Context, cfg *envconf.Config) (context.Context, error) {
+		s.plane.release()
 		for _, p := range s.procs {
 			StopGroup(p)
 		}
