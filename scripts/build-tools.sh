@@ -9,6 +9,7 @@
 # ~/.cache/workshop-tools ($WORKSHOP_TOOLS_CACHE).
 #
 # usage: scripts/build-tools.sh [kubernetes|kubernetes-node|kubectl|coredns|etcd|etcd-3.2|etcd-3.3|etcd-3.5|kwok|controller-gen|golangci-lint|actionlint|kind|kubebuilder|olm|local-provisioner|ferretdb]...
+#        scripts/build-tools.sh --binaries TOOL   prints the binaries TOOL builds into bin/
 # With no argument it builds all but kubernetes-node, coredns and ferretdb, which only
 # the local cluster's real node and the kind node image need (scripts/node.sh
 # and scripts/images.sh build them), kind and kubectl alone (a few minutes, not
@@ -204,6 +205,11 @@ keep() {
 	touch "$tmp/.complete"
 	mv -T "$tmp" "$2" 2>/dev/null || rm -rf "$tmp"
 }
+
+if [ "${1:-}" = --binaries ]; then
+	binaries "${2:?usage: scripts/build-tools.sh --binaries TOOL}"
+	exit
+fi
 
 # A build runs in the background (for its progress lines): stop it with the
 # script, on Ctrl-C too.

@@ -254,14 +254,15 @@ recipe() {
 		# The release the tags name, built from its own source, laid out
 		# as upstream's image: etcd and etcdctl in /usr/local/bin, etcd the
 		# command.
-		local v
-		v=$(etcd_release "$1")
-		"$root/scripts/build-tools.sh" "etcd-${v%.*}"
+		local tool etcd etcdctl
+		tool=$(etcd_tool "$1")
+		"$root/scripts/build-tools.sh" "$tool"
+		read -r etcd etcdctl _ < <("$root/scripts/build-tools.sh" --binaries "$tool")
 		layers=("$(rootfs toolbox "$toolbox_packages")")
-		stage "$stage_dir" usr/local/bin/etcd="$bin/etcd-$v":0755 usr/local/bin/etcdctl="$bin/etcdctl-$v":0755 \
+		stage "$stage_dir" usr/local/bin/etcd="$bin/$etcd":0755 usr/local/bin/etcdctl="$bin/$etcdctl":0755 \
 			var/etcd=:1777 var/lib/etcd=:1777
 		args=(--cmd /usr/local/bin/etcd --expose 2379/tcp --expose 2380/tcp)
-		inputs=("$bin/etcd-$v" "$bin/etcdctl-$v")
+		inputs=("$bin/$etcd" "$bin/$etcdctl")
 		;;
 	olm)
 		# Go programs alone, where upstream's are: no root filesystem, so
@@ -517,15 +518,19 @@ tags() {
 	esac
 }
 
-# etcd_release NAME prints the etcd release image NAME holds: etcd, the
-# workshops' 3.2.13; etcd-3.3 and etcd-3.5, the releases of those minors
-# scripts/build-tools.sh builds.
+# etcd_tool NAME prints the scripts/build-tools.sh tool whose etcd image
+# NAME holds: etcd holds etcd-3.2's, the workshops' 3.2.13.
+etcd_tool() {
+	if [ "$1" = etcd ]; then echo etcd-3.2; else echo "$1"; fi
+}
+
+# etcd_release NAME prints the etcd release image NAME holds, the one its
+# tool builds (its etcd binary is etcd-RELEASE).
 etcd_release() {
-	case $1 in
-	etcd) echo 3.2.13 ;;
-	etcd-3.3) echo 3.3.27 ;;
-	etcd-3.5) echo 3.5.21 ;;
-	esac
+	local b
+	b=$("$root/scripts/build-tools.sh" --binaries "$(etcd_tool "$1")")
+	b=${b%% *}
+	echo "${b#etcd-}"
 }
 
 # olm_image prints the OLM image's name, tagged with the release

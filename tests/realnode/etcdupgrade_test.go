@@ -59,14 +59,13 @@ func TestEtcdUpgradeKeepsEveryKey(t *testing.T) {
 		}
 		return string(out)
 	}
-	// version is what the member's own server reports (endpoint, ID,
-	// version, ...), not its image's tag.
 	version := func(pod string) string {
-		f := strings.Split(exec(pod, "etcdctl", "endpoint", "status"), ", ")
-		if len(f) < 3 {
-			t.Fatalf("etcdctl endpoint status in %s: %q", pod, strings.Join(f, ", "))
+		status := exec(pod, "etcdctl", "endpoint", "status")
+		v := serverVersion(status)
+		if v == "" {
+			t.Fatalf("etcdctl endpoint status in %s: %q", pod, status)
 		}
-		return f[2]
+		return v
 	}
 	var put strings.Builder
 	for i := range keys {
@@ -112,4 +111,15 @@ func TestEtcdUpgradeKeepsEveryKey(t *testing.T) {
 	if len(want) > 0 {
 		t.Errorf("after the upgrade %d of %d keys are lost or changed", len(want), keys)
 	}
+}
+
+// serverVersion is the release in the output of `etcdctl endpoint status`
+// (endpoint, ID, version, ...): what the member's own server reports, not
+// its image's tag; empty when the output has no such field.
+func serverVersion(status string) string {
+	f := strings.Split(status, ", ")
+	if len(f) < 3 {
+		return ""
+	}
+	return f[2]
 }

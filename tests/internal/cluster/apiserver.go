@@ -167,18 +167,32 @@ func (p *plane) supervise(interval time.Duration) {
 		case <-t.C:
 		}
 		p.mu.Lock()
-		for _, c := range p.components {
-			if c.alive() {
-				continue
-			}
-			if err := c.start(); err != nil {
-				fmt.Fprintf(os.Stderr, "cluster: %s exited and could not start again: %v\n", c.name, err)
-				continue
-			}
-			fmt.Fprintf(os.Stderr, "cluster: %s exited; started again (pid %d), as a kubelet restarts a static pod\n", c.name, c.pid)
-		}
+		started, err := p.startExited(nil)
 		p.mu.Unlock()
+		if len(started) > 0 {
+			fmt.Fprintf(os.Stderr, "cluster: %s exited; started again, as a kubelet restarts a static pod\n", strings.Join(started, ", "))
+		}
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "cluster: %v\n", err)
+		}
 	}
+}
+
+// startExited starts again every component but except that has exited, and
+// returns the names of those it started; p.mu is held.
+func (p *plane) startExited(except *component) (started []string, err error) {
+	var errs []error
+	for _, c := range p.components {
+		if c == except || c.alive() {
+			continue
+		}
+		if err := c.start(); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		started = append(started, c.name)
+	}
+	return started, errors.Join(errs...)
 }
 
 // release stops the supervisor, before the cluster is deleted; nil does
@@ -217,9 +231,8 @@ func (s *Suite) RestartAPIServer(ctx context.Context, sig syscall.Signal) (resta
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	plane := p.components
 	var api *component
-	for _, c := range plane {
+	for _, c := range p.components {
 		if c.name == "kube-apiserver" {
 			api = c
 		}
@@ -251,13 +264,10 @@ func (s *Suite) RestartAPIServer(ctx context.Context, sig syscall.Signal) (resta
 		}
 	}
 	for end := time.Now().Add(15 * time.Second); time.Now().Before(end); time.Sleep(time.Second) {
-		for _, c := range plane {
-			if c != api && !c.alive() {
-				if err := c.start(); err != nil {
-					return restarted, err
-				}
-				restarted = append(restarted, c.name)
-			}
+		started, err := p.startExited(api)
+		restarted = append(restarted, started...)
+		if err != nil {
+			return restarted, err
 		}
 	}
 	return restarted, nil
