@@ -33,6 +33,9 @@ const (
 	// ReasonDataVolumeReplaced: the data volume is not the one restored.
 	ReasonDataVolumeReplaced = "DataVolumeReplaced"
 	ReasonDataVolumeDeleted  = "DataVolumeDeleted"
+	// ReasonServerPodDeleted, an event: the server's pod was deleted to
+	// let its data volume, deleted before any restore finished on it, go.
+	ReasonServerPodDeleted = "ServerPodDeleted"
 	// ReasonDataVolumeRefused: the API server refused a change of the data
 	// volume's spec.
 	ReasonDataVolumeRefused   = "DataVolumeChangeRefused"

@@ -16,6 +16,7 @@ import (
 	"github.com/operator-workshops/workshop/operators/common/manager"
 	"github.com/operator-workshops/workshop/operators/common/pods"
 	mysqlv1 "github.com/operator-workshops/workshop/operators/mysql-backup/api/v1"
+	"github.com/operator-workshops/workshop/operators/mysql-backup/internal/scripts"
 )
 
 // jobState is where a Job is in its life.
@@ -51,6 +52,19 @@ func (r *MySQLReconciler) report(ctx context.Context, j *batchv1.Job) (string, e
 		return "", err
 	}
 	return newestReport(pods.Items, j), nil
+}
+
+// failure is what Job j's newest pod said of its failure (its script's
+// "failed: REASON"), as ": REASON", or "" when it said nothing.
+func (r *MySQLReconciler) failure(ctx context.Context, j *batchv1.Job) (string, error) {
+	report, err := r.report(ctx, j)
+	if err != nil {
+		return "", err
+	}
+	if res, err := scripts.ParseResult(report); err == nil && res.Outcome == scripts.Failed && res.Reason != "" {
+		return ": " + res.Reason, nil
+	}
+	return "", nil
 }
 
 // liveReport is report read from the API server: the cache may show the

@@ -76,8 +76,9 @@ var owner = apply.FieldOwner(FieldOwner)
 // +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch;create;update;delete
 // Pods: create only by a server-side dry run, which asks whether the API
 // server admits the server's new pod before Recreate deletes the running one;
-// patch to label the server's pods for its Service once restored.
-// +kubebuilder:rbac:groups="",resources=pods,verbs=list;watch;create;patch
+// patch to label the server's pods for its Service once restored; delete to
+// let a data volume deleted before any restore finished on it go.
+// +kubebuilder:rbac:groups="",resources=pods,verbs=list;watch;create;patch;delete
 // +kubebuilder:rbac:groups=apps,resources=deployments,verbs=get;list;watch;create;patch;delete
 // +kubebuilder:rbac:groups=apps,resources=replicasets,verbs=list;watch
 // +kubebuilder:rbac:groups=batch,resources=jobs,verbs=get;list;watch;create;delete

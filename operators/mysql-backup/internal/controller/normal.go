@@ -97,6 +97,7 @@ func (r *MySQLReconciler) reconcileServer(ctx context.Context, m *mysqlv1.MySQL,
 		recordSpace(m, o, next.space)
 	}
 	restored := restoredFrom != ""
+	releasing := !restored && !pvc.DeletionTimestamp.IsZero()
 	// The Service selects the server once its pods are labelled serving
 	// (markServing), not by its template, whose change would restart the
 	// server just restored. A template an earlier release labelled keeps
@@ -126,6 +127,11 @@ func (r *MySQLReconciler) reconcileServer(ctx context.Context, m *mysqlv1.MySQL,
 			return err
 		}
 		o.unapplied = !holds
+		if releasing {
+			if err := r.releaseDataVolume(ctx, m, pvc); err != nil {
+				return err
+			}
+		}
 	}
 	if sent {
 		// The apply response carries the Deployment's status, which the
@@ -141,10 +147,11 @@ func (r *MySQLReconciler) reconcileServer(ctx context.Context, m *mysqlv1.MySQL,
 	if restored && !o.serving {
 		o.server = fmt.Sprintf("waiting for the server of %s to serve clients after its restore", m.Name)
 	}
-	if !o.serving && !errors.As(restoreErr, new(*conditions.Blocked)) {
+	if !o.serving && !releasing && !errors.As(restoreErr, new(*conditions.Blocked)) {
 		// A server pod the cluster refuses to create (a policy, a quota) or
 		// the kubelet cannot run (an image it cannot pull, a crash loop)
-		// waits for a person, not for time.
+		// waits for a person, not for time; not once its volume is being
+		// let go (releaseDataVolume), which is what the person did.
 		if err := refusedServer(live); err != nil {
 			return err
 		}

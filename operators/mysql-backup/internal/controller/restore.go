@@ -63,7 +63,17 @@ func (r *MySQLReconciler) reconcileRestore(ctx context.Context, m *mysqlv1.MySQL
 	case jobRunning:
 		return "", restoring(o, ReasonRestoring, "%s is loading the latest backup, if any", name)
 	case jobFailed:
-		msg := fmt.Sprintf("%s failed, see `kubectl logs job/%s`; delete the Job to try again. No client reaches the server meanwhile", name, name)
+		said, err := r.failure(ctx, j)
+		if err != nil {
+			return "", err
+		}
+		if !pvc.DeletionTimestamp.IsZero() {
+			// Its way out, taken: the next volume is restored again.
+			return "", restoring(o, ReasonDataVolumeDeleted, "%s failed%s, and the data volume %s is being deleted: "+
+				"once it is gone, a new one is made and restored from the latest backup", name, said, pvc.Name)
+		}
+		msg := fmt.Sprintf("%s failed%s; `kubectl logs job/%s` says more, and deleting the Job tries again. "+
+			"No client reaches the server meanwhile. %s", name, said, name, brokenVolumeAdvice(pvc.Name))
 		o.report(Restored, metav1.ConditionFalse, ReasonRestoreFailed, msg)
 		return "", conditions.Block(ReasonRestoreFailed, "%s", msg)
 	}

@@ -235,10 +235,15 @@ func TestReplacedDataVolumeIsRestoredAgain(t *testing.T) {
 	oldJob := &batchv1.Job{}
 	get(t, key(m, restoreJobName(m.Name)), oldJob)
 
+	server := serverPodsOf(t, m)[0]
+	schedule(t, &server)
 	deleteInUse(t, old)
 	waitCondition(t, m, conditions.Degraded, metav1.ConditionTrue, ReasonDataVolumeDeleted)
 	// The spec as it is stays carried out: the server serves on.
 	readyFor(t, waitSummary(t, m, serves, upToDate, is{metav1.ConditionTrue, ReasonDataVolumeDeleted}), true)
+	if p := (&corev1.Pod{}); suite.Client.Get(ctx, client.ObjectKeyFromObject(&server), p) != nil || !p.DeletionTimestamp.IsZero() {
+		t.Errorf("the pod of a server restored was deleted with its data volume: the data went before a backup")
+	}
 	// Nothing replaces the server's pod meanwhile, which would take the
 	// data with it: a new image waits.
 	d := &appsv1.Deployment{}
@@ -270,19 +275,9 @@ func TestReplacedDataVolumeIsRestoredAgain(t *testing.T) {
 	readyFor(t, got, false)
 	// The pod stopped: the volume goes.
 	release(t, old)
-	testenv.Eventually(t, "a new data volume", func(ctx context.Context) error {
-		pvc := &corev1.PersistentVolumeClaim{}
-		if err := suite.Client.Get(ctx, key(m, dataPVCName(m.Name)), pvc); err != nil {
-			return err
-		}
-		if pvc.UID == old.UID {
-			return errors.New("still the old volume")
-		}
-		if pvc.Annotations[restoredAnnotation] != "" {
-			return fmt.Errorf("the new volume says it was restored from %q", pvc.Annotations[restoredAnnotation])
-		}
-		return nil
-	})
+	if pvc := replaced(t, m, old); pvc.Annotations[restoredAnnotation] != "" {
+		t.Errorf("the new volume says it was restored from %q", pvc.Annotations[restoredAnnotation])
+	}
 	waitCondition(t, m, Restored, metav1.ConditionUnknown, ReasonRestoring)
 	testenv.Eventually(t, "one DataVolumeReplaced warning", func(ctx context.Context) error {
 		if n, err := testenv.CountEvents(ctx, suite.Client, m, ReasonDataVolumeReplaced); err != nil || n != 1 {
@@ -299,6 +294,95 @@ func TestReplacedDataVolumeIsRestoredAgain(t *testing.T) {
 	if now := d.Spec.Template.Spec.Containers[0].Image; now != "mysql:8.0" {
 		t.Errorf("the server on the new volume runs %s, not the spec's image", now)
 	}
+}
+
+// schedule binds pod to a node, as the scheduler would: a pod scheduled
+// with a claim holds it until it ends.
+func schedule(t *testing.T, pod *corev1.Pod) {
+	t.Helper()
+	b := &corev1.Binding{ObjectMeta: metav1.ObjectMeta{Name: pod.Name, Namespace: pod.Namespace},
+		Target: corev1.ObjectReference{Kind: "Node", Name: "node-1"}}
+	if err := suite.Client.SubResource("binding").Create(ctx, pod, b); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// replaced waits for m's data volume to be a new one, not old, and returns it.
+func replaced(t *testing.T, m *mysqlv1.MySQL, old *corev1.PersistentVolumeClaim) *corev1.PersistentVolumeClaim {
+	t.Helper()
+	pvc := &corev1.PersistentVolumeClaim{}
+	testenv.Eventually(t, "a new data volume", func(ctx context.Context) error {
+		if err := suite.Client.Get(ctx, key(m, dataPVCName(m.Name)), pvc); err != nil {
+			return err
+		}
+		if pvc.UID == old.UID {
+			return errors.New("still the old volume")
+		}
+		return nil
+	})
+	return pvc
+}
+
+// A server pod force-deleted while it initialised its data directory lets
+// two servers initialise it at once: the one left may run, but refuse root
+// from other hosts (soak seed 523641379), or crash-loop (faults seed 1).
+// The restore then fails, saying why, and advises deleting the volume; the
+// person does, and the server's pod, which would hold the volume for ever,
+// is deleted so that it goes (before, the claim stayed Terminating under
+// the running pod and the MySQL never got Ready). The new volume is
+// restored.
+func TestDataVolumeDeletedBeforeAnyRestoreGoes(t *testing.T) {
+	ns := suite.Namespace(t, nil)
+	m := create(t, homework(ns, "halfborn"))
+	waitCondition(t, m, conditions.Ready, metav1.ConditionFalse, ReasonServerStarting)
+	serverUp(t, m)
+	pod := serverPodsOf(t, m)[0]
+	schedule(t, &pod)
+	const refused = "cannot log in to 10.0.0.7:3306 as root: ERROR 1130 (HY000): Host '10.0.0.9' is not allowed to connect to this MariaDB server"
+	finishJob(t, m, restoreJobName(m.Name), false, "failed: "+refused)
+	got := waitCondition(t, m, conditions.Degraded, metav1.ConditionTrue, ReasonRestoreFailed)
+	c := meta.FindStatusCondition(got.Status.Conditions, conditions.Degraded)
+	if !strings.Contains(c.Message, refused) || !strings.Contains(c.Message, "`kubectl delete pvc "+dataPVCName(m.Name)+"`") {
+		t.Errorf("Degraded says %q: want the Job's reason and the advice to delete the data volume", c.Message)
+	}
+	failed, old := &batchv1.Job{}, &corev1.PersistentVolumeClaim{}
+	get(t, key(m, restoreJobName(m.Name)), failed)
+	get(t, key(m, dataPVCName(m.Name)), old)
+	deleteInUse(t, old)
+	testenv.Eventually(t, "the server's pod deleted", func(ctx context.Context) error {
+		p := &corev1.Pod{}
+		switch err := suite.Client.Get(ctx, client.ObjectKeyFromObject(&pod), p); {
+		case apierrors.IsNotFound(err):
+			return nil
+		case err != nil:
+			return err
+		case p.DeletionTimestamp.IsZero():
+			return errors.New("the pod that holds the volume runs on")
+		}
+		return nil
+	})
+	// The person's part is done: Degraded says what goes on, no more what
+	// to do.
+	got = waitSummary(t, m, is{metav1.ConditionFalse, ReasonDataVolumeDeleted}, is{metav1.ConditionTrue, ReasonDataVolumeDeleted},
+		is{metav1.ConditionTrue, ReasonDataVolumeDeleted})
+	if c := meta.FindStatusCondition(got.Status.Conditions, conditions.Degraded); !strings.Contains(c.Message, "is deleted so that it goes") {
+		t.Errorf("Degraded says %q", c.Message)
+	}
+	testenv.Eventually(t, "one ServerPodDeleted event", func(ctx context.Context) error {
+		if n, err := testenv.CountEvents(ctx, suite.Client, m, ReasonServerPodDeleted); err != nil || n != 1 {
+			return fmt.Errorf("%d events (%w)", n, err)
+		}
+		return nil
+	})
+	// The pod stopped: the volume goes, a new one is made and restored.
+	release(t, old)
+	replaced(t, m, old)
+	waitCondition(t, m, conditions.Ready, metav1.ConditionFalse, ReasonServerStarting)
+	serverUp(t, m)
+	waitNewJob(t, failed)
+	finishJob(t, m, restoreJobName(m.Name), true, "no-backup free=1073741824")
+	serving(t, m)
+	readyFor(t, waitSummary(t, m, serves, upToDate, noProblem), true)
 }
 
 // The backup volume is the one the operator made for the backups of the

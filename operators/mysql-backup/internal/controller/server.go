@@ -183,10 +183,7 @@ func (r *MySQLReconciler) stuckServer(ctx context.Context, m *mysqlv1.MySQL, dat
 	// exec, if anything.
 	advice := ""
 	if !restored {
-		advice = fmt.Sprintf(". No restore finished on its data volume %s, so no client reached this server through the Service. "+
-			"If the log says the data directory is broken (its first initialisation was killed), delete the volume, "+
-			"`kubectl delete pvc %s`: a new one is made and restored from the latest backup; only rows written with kubectl exec "+
-			"since the volume was made would go with it", data.Name, data.Name)
+		advice = ". " + brokenVolumeAdvice(data.Name)
 	}
 	for _, p := range server {
 		if reason, message, stuck := pods.Stuck(p); stuck {
@@ -205,6 +202,19 @@ func (r *MySQLReconciler) stuckServer(ctx context.Context, m *mysqlv1.MySQL, dat
 			p.Name, time.Since(since).Round(time.Second), p.Name, advice)}
 	}
 	return nil
+}
+
+// brokenVolumeAdvice is the way out of a data volume named data on which
+// no restore finished, so that no client reached its server through the
+// Service: a data directory whose first initialisation was killed (a server
+// pod force-deleted then lets two servers initialise it at once) never
+// serves, and deleting the volume loses nothing a backup would keep
+// (releaseDataVolume lets it go).
+func brokenVolumeAdvice(data string) string {
+	return fmt.Sprintf("No restore finished on its data volume %s, so no client reached this server through the Service. "+
+		"If the data directory is broken (its first initialisation was killed: the server's log says so, or the server refuses "+
+		"root from other hosts), delete the volume, `kubectl delete pvc %s`: a new one is made and restored from the latest backup; "+
+		"only rows written with kubectl exec since the volume was made would go with it", data, data)
 }
 
 // serverPods returns the pods of m's server that are not being deleted:

@@ -30,6 +30,11 @@ func (r *MySQLReconciler) applyDataPVC(ctx context.Context, m *mysqlv1.MySQL, li
 		o.problem.message = fmt.Sprintf("the data volume %s is being deleted: its data goes when the server's pod stops, "+
 			"so no change to the server is applied meanwhile. "+
 			"Delete the MySQL to back it up first; a new volume is restored from the latest backup", live.Name)
+		if mk.restoredFrom == "" {
+			o.problem.message = fmt.Sprintf("the data volume %s is being deleted, and no restore finished on it, so no client reached "+
+				"its server through the Service: the server's pod, which holds the volume, is deleted so that it goes; "+
+				"then a new volume is made and restored from the latest backup", live.Name)
+		}
 		return r.mark(ctx, live, mk)
 	}
 	_, err := owner.ApplyChanged(ctx, r.Client, dataPVC(m, mk), live)
@@ -109,6 +114,39 @@ func (r *MySQLReconciler) releaseBackupVolume(ctx context.Context, m *mysqlv1.My
 	}
 	r.Recorder.Eventf(m, j, corev1.EventTypeNormal, ReasonBackupVolumeDeleted, "ReleaseBackupVolume",
 		"Deleted the succeeded %s, whose pod held the backup volume %s being deleted", j.Name, backupPVCName(m.Name))
+	return nil
+}
+
+// releaseDataVolume lets m's data volume pvc, being deleted before any
+// restore finished on it, go: a claim goes only once no pod scheduled with
+// it is left, and the server's pod would hold it for as long as it runs,
+// for ever when it crash-loops on a data directory whose initialisation was
+// killed (the case the Degraded advice to delete the volume is for). No
+// client reached that server through the Service (markServing), and the
+// person deleting the volume was told that rows written with kubectl exec go
+// with it. The server's scheduled pods are deleted, by UID; the
+// ReplicaSet's next one is not scheduled while the claim is being deleted,
+// and starts on the new volume.
+func (r *MySQLReconciler) releaseDataVolume(ctx context.Context, m *mysqlv1.MySQL, pvc *corev1.PersistentVolumeClaim) error {
+	server, err := r.serverPods(ctx, m)
+	if err != nil {
+		return err
+	}
+	for _, p := range server {
+		if p.Spec.NodeName == "" {
+			continue
+		}
+		uid := p.UID
+		err := r.Delete(ctx, p, client.Preconditions{UID: &uid})
+		if apierrors.IsNotFound(err) || apierrors.IsConflict(err) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		r.Recorder.Eventf(m, p, corev1.EventTypeNormal, ReasonServerPodDeleted, "DeleteServerPod",
+			"Deleted the server pod %s, which held the data volume %s being deleted: no restore had finished on it", p.Name, pvc.Name)
+	}
 	return nil
 }
 

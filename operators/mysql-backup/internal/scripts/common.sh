@@ -121,10 +121,16 @@ read_connection() {
 # wait_for_server waits until the server at host:port answers, at most
 # WAIT_TIMEOUT seconds. mysqladmin ping succeeds even when the password is
 # refused: a wrong password then fails at once in the next step, with the
-# server's own message, instead of after a long wait.
+# server's own message, instead of after a long wait. A server that
+# refuses this host (ERROR 1130, "Host ... is not allowed to connect") fails
+# the ping, but answers: waiting would not change its grants (a data
+# directory two servers initialised at once has no root but the local one).
 wait_for_server() {
 	local cnf=$1 start=$SECONDS next=$SECONDS
 	until "$admin_bin" --defaults-extra-file="$cnf" --connect-timeout=5 ping >/dev/null 2>"$workdir/ping.err"; do
+		if [[ $(<"$workdir/ping.err") == *"is not allowed to connect to this"* ]]; then
+			fail "the MySQL server at $host:$port refuses connections from this pod's address: $(oneline "$workdir/ping.err")"
+		fi
 		if ((SECONDS - start >= wait_timeout)); then
 			fail "the MySQL server at $host:$port did not answer within ${wait_timeout}s: $(oneline "$workdir/ping.err")"
 		fi

@@ -486,6 +486,45 @@ func TestWaitsForServer(t *testing.T) {
 	}
 }
 
+// TestRefusedHostFailsAtOnce: a server that answers every connection with
+// ERROR 1130 (this host is not allowed: a data directory two servers
+// initialised at once has root@localhost only) fails the script at once,
+// with the server's words, instead of after WAIT_TIMEOUT (a restore Job
+// waited 5 minutes per try, for three tries, saying it was loading).
+func TestRefusedHostFailsAtOnce(t *testing.T) {
+	s := needServer(t)
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = l.Close() }()
+	// The ERR packet a MySQL or MariaDB server sends instead of its
+	// greeting to a host it does not admit.
+	msg := "Host '127.0.0.1' is not allowed to connect to this MariaDB server"
+	body := append([]byte{0xff, 0x6a, 0x04}, msg...) // 1130, little-endian
+	packet := append([]byte{byte(len(body)), 0, 0, 0}, body...)
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			_, _ = c.Write(packet)
+			_ = c.Close()
+		}
+	}()
+	start := time.Now()
+	r := s.runScript(t, Backup, map[string]string{EnvDatabase: "otus-database", EnvBackupDir: t.TempDir(),
+		EnvPort: strconv.Itoa(l.Addr().(*net.TCPAddr).Port), EnvWaitTimeout: "30"})
+	mustFail(t, r, "refuses connections from this pod's address")
+	if !strings.Contains(r.result, "is not allowed to connect") {
+		t.Errorf("result %q does not give the server's words", r.result)
+	}
+	if d := time.Since(start); d > 15*time.Second {
+		t.Errorf("the script took %v to fail against a server that refuses its host", d)
+	}
+}
+
 func proxy(c net.Conn, port int) {
 	defer func() { _ = c.Close() }()
 	up, err := net.Dial("tcp", "127.0.0.1:"+strconv.Itoa(port))
