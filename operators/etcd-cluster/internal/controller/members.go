@@ -255,8 +255,8 @@ func (r *EtcdClusterReconciler) take(ctx context.Context, c *etcdv1.EtcdCluster,
 	log := ctrl.LoggerFrom(ctx)
 	res, err := exec.Apply(ctx, step)
 	if err != nil {
-		r.Recorder.Eventf(c, nil, corev1.EventTypeWarning, "MembershipChangeFailed", string(step.Action), "%v", err)
-		return ctrl.Result{}, err
+		r.Recorder.Eventf(c, nil, corev1.EventTypeWarning, ReasonStepFailed, string(step.Action), "%v", err)
+		return ctrl.Result{}, &stepFailed{step: step, err: err}
 	}
 	if res.Retry {
 		log.Info("etcd refused the step for now", "step", step.String(), "detail", res.Detail)
@@ -592,10 +592,14 @@ func (r *EtcdClusterReconciler) roll(ctx context.Context, c *etcdv1.EtcdCluster,
 		if to >= 0 {
 			step := membership.Step{Action: membership.MoveLeader, Member: members[i], To: members[to]}
 			res, err := exec.Apply(ctx, step)
-			if err == nil && !res.Retry {
+			if err != nil {
+				r.Recorder.Eventf(c, nil, corev1.EventTypeWarning, ReasonStepFailed, string(step.Action), "%v", err)
+				return ctrl.Result{}, &stepFailed{step: step, err: err}
+			}
+			if !res.Retry {
 				r.Recorder.Eventf(c, nil, corev1.EventTypeNormal, "MoveLeader", "MoveLeader", "%s: %s restarts for the upgrade", res.Detail, victim)
 			}
-			return after(requeueSoon, err)
+			return reconciler.Poll(requeueSoon), nil
 		}
 	}
 	if err := r.Delete(ctx, obs.pods[victim]); client.IgnoreNotFound(err) != nil {

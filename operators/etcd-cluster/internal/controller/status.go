@@ -1,6 +1,7 @@
 package controller
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -43,7 +44,23 @@ const (
 	// ReasonVersionStep: spec.version is not a step etcd can take from
 	// the version the members run.
 	ReasonVersionStep = "VersionStep"
+	// ReasonStepFailed: etcd answered a membership step with an error
+	// (stepFailed); the pass is tried again.
+	ReasonStepFailed = "MembershipChangeFailed"
 )
+
+// stepFailed is a membership step etcd refused with an error, not with a
+// "not now" (the executor's Retry): Degraded says so with etcd's words,
+// as long as the passes tried again meet it, so that a step etcd never
+// takes (a MoveLeader asked of a release without it) is not hidden behind
+// a status that says there is no problem.
+type stepFailed struct {
+	step membership.Step
+	err  error
+}
+
+func (e *stepFailed) Error() string { return fmt.Sprintf("%s: %v", e.step, e.err) }
+func (e *stepFailed) Unwrap() error { return e.err }
 
 // memberGrace is how long a member's pod may stay not Ready, as it starts
 // and catches up, before the member is reported Degraded.
@@ -106,6 +123,10 @@ func summarizeAt(c *etcdv1.EtcdCluster, p pass, err error, now time.Time) {
 		o.Report = conditions.Report{Reason: reason, Message: msg}
 	case !found && !reported && !c.Spec.Paused:
 		return
+	}
+	if failed := (*stepFailed)(nil); errors.As(err, &failed) && found {
+		o.Problem = conditions.Report{Reason: ReasonStepFailed, Message: fmt.Sprintf(
+			"etcd refused %s: %v; the operator tries again", failed.step, failed.err)}
 	}
 	if c.Spec.Paused {
 		o.Held = conditions.Report{Reason: conditions.ReasonPaused, Message: pausedMessage(p)}

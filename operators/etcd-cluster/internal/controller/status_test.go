@@ -65,9 +65,16 @@ func TestStatusOfEachPass(t *testing.T) {
 	_, twoOfThree := twoOfThreeHealthy("3.5.0")
 	longAgo, justNow := statusNow.Add(-memberGrace-time.Minute), statusNow.Add(-10*time.Second)
 	nothingToDo := membership.Step{Action: membership.None, Reason: "3 members, as the spec asks"}
+	addMember := membership.Step{Action: membership.Add, Member: membership.Member{Name: "example-3"}, Reason: "scale up from 3 to 5 members"}
 	waitForMember := membership.Step{Action: membership.Wait, Cause: membership.MemberUnhealthy, Reason: "example-2 is not healthy"}
 	unanswered := errors.New("context deadline exceeded")
 	conflict := conditions.NameConflict("Service", "example-client", "", "")
+
+	// Members that run 3.4 while the spec asks for 3.5: an upgrade.
+	olderRelease := podsOf(longAgo, true, "", names...)
+	for _, p := range olderRelease.pods {
+		p.Spec.Containers[0].Image = "quay.io/coreos/etcd:v3.4.0"
+	}
 
 	// Statuses an earlier pass left.
 	wasReady := func(c *etcdv1.EtcdCluster) {
@@ -127,6 +134,15 @@ func TestStatusOfEachPass(t *testing.T) {
 		{"no member answers once it served", wasReady, false,
 			pass{unanswered: unanswered, obs: podsOf(justNow, false, "", names...)}, nil,
 			"Ready=False/MembersUnreachable Progressing=True/MembersUnreachable Degraded=True/MembersUnreachable"},
+		{"etcd refuses a membership change", wasReady, false,
+			pass{planned: true, members: healthy, obs: podsOf(longAgo, true, "", names...), step: addMember},
+			&stepFailed{step: addMember, err: errors.New("etcdserver: unhealthy cluster")},
+			"Ready=False/Add Progressing=True/Add Degraded=True/MembershipChangeFailed"},
+		{"etcd refuses to hand its leadership over, at an upgrade", wasReady, false,
+			pass{planned: true, members: healthy, obs: olderRelease, step: nothingToDo},
+			&stepFailed{step: membership.Step{Action: membership.MoveLeader, Member: healthy[0], To: healthy[1]},
+				err: errors.New("rpc error: code = Unimplemented desc = unknown service etcdserverpb.Maintenance")},
+			"Ready=False/RollingVersion Progressing=True/RollingVersion Degraded=True/MembershipChangeFailed"},
 		{"an API error before anything was seen leaves the status", wasReady, false, pass{}, errors.New("connection refused"),
 			"Ready=True/MembersHealthy Progressing=False/UpToDate Degraded=False/NoProblem"},
 	}
@@ -141,6 +157,20 @@ func TestStatusOfEachPass(t *testing.T) {
 				t.Errorf("got  %s\nwant %s", got, tt.want)
 			}
 		})
+	}
+}
+
+// A step etcd refuses is Degraded in etcd's words, naming the step.
+func TestRefusedStepSaysEtcdsWords(t *testing.T) {
+	c := &etcdv1.EtcdCluster{ObjectMeta: metav1.ObjectMeta{Name: "example", Namespace: "etc", Generation: 1},
+		Spec: etcdv1.ClusterSpec{Size: 4, Version: "3.5.0"}}
+	add := membership.Step{Action: membership.Add, Member: membership.Member{Name: "example-3"}, Reason: "scale up from 3 to 4 members"}
+	members := []membership.Member{{ID: 1, Name: "example-0", Healthy: true}, {ID: 2, Name: "example-1", Healthy: true}, {ID: 3, Name: "example-2", Healthy: true}}
+	summarizeAt(c, pass{planned: true, members: members, obs: podsOf(statusNow, true, "", "example-0", "example-1", "example-2"), step: add},
+		&stepFailed{step: add, err: errors.New("etcdserver: unhealthy cluster")}, statusNow)
+	d := meta.FindStatusCondition(c.Status.Conditions, conditions.Degraded)
+	if d == nil || !strings.Contains(d.Message, "etcd refused Add example-3") || !strings.Contains(d.Message, "etcdserver: unhealthy cluster") {
+		t.Errorf("Degraded is %+v", d)
 	}
 }
 
