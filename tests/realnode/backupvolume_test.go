@@ -38,8 +38,7 @@ func TestBackupVolumeDeletedDuringTheBackup(t *testing.T) {
 	)
 	sql := func(q string) string {
 		t.Helper()
-		return strings.TrimSpace(suite.Kubectl(ctx, t, "exec", "-n", ns, "deploy/mysql-instance", "--", "mysql", "-u", "root", "-potuspassword",
-			"--batch", "--skip-column-names", "-e", q, "otus-database"))
+		return sampleSQL(ctx, t, ns, q)
 	}
 	suite.Kubectl(ctx, t, "apply", "-n", ns, "-f", sample)
 	suite.Kubectl(ctx, t, "wait", "-n", ns, "--for=condition=Ready", mysql, "--timeout=5m")

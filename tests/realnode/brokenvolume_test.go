@@ -36,8 +36,7 @@ func TestHalfInitialisedVolumeIsReplacedOnAdvice(t *testing.T) {
 	sample := "operators/mysql-backup/config/samples/mysql-instance.yaml"
 	sql := func(q string) string {
 		t.Helper()
-		return strings.TrimSpace(suite.Kubectl(ctx, t, "exec", "-n", ns, "deploy/mysql-instance", "--", "mysql", "-uroot", "-potuspassword",
-			"--batch", "--skip-column-names", "-e", q, "otus-database"))
+		return sampleSQL(ctx, t, ns, q)
 	}
 	// A backup to restore: a restore with none needs no server.
 	suite.Kubectl(ctx, t, "apply", "-n", ns, "-f", sample)

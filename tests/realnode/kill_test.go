@@ -29,8 +29,7 @@ func TestKillsDuringBackupAndRestore(t *testing.T) {
 	sample := "operators/mysql-backup/config/samples/mysql-instance.yaml"
 	sql := func(q string) string {
 		t.Helper()
-		return suite.Kubectl(ctx, t, "exec", "-n", ns, "deploy/mysql-instance", "--", "mysql", "-u", "root", "-potuspassword",
-			"--batch", "--skip-column-names", "-e", q, "otus-database")
+		return sampleSQL(ctx, t, ns, q)
 	}
 	suite.Kubectl(ctx, t, "apply", "-n", ns, "-f", sample)
 	suite.Kubectl(ctx, t, "wait", "-n", ns, "--for=condition=Ready", "mysql/mysql-instance", "--timeout=5m")

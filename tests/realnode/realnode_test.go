@@ -55,6 +55,15 @@ func needReal(t *testing.T) {
 	}
 }
 
+// sampleSQL runs q in the database of the mysql-backup sample's server in
+// ns (otus-database, as root with the sample's password), through kubectl
+// exec, and returns its rows without the trailing newline.
+func sampleSQL(ctx context.Context, t *testing.T, ns, q string) string {
+	t.Helper()
+	return strings.TrimSpace(suite.Kubectl(ctx, t, "exec", "-n", ns, "deploy/mysql-instance", "--", "mysql", "-u", "root", "-potuspassword",
+		"--batch", "--skip-column-names", "-e", q, "otus-database"))
+}
+
 // namespace creates a namespace for one test and deletes it after.
 func namespace(ctx context.Context, t *testing.T) string {
 	t.Helper()

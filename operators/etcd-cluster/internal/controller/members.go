@@ -255,8 +255,7 @@ func (r *EtcdClusterReconciler) take(ctx context.Context, c *etcdv1.EtcdCluster,
 	log := ctrl.LoggerFrom(ctx)
 	res, err := exec.Apply(ctx, step)
 	if err != nil {
-		r.Recorder.Eventf(c, nil, corev1.EventTypeWarning, ReasonStepFailed, string(step.Action), "%v", err)
-		return ctrl.Result{}, &stepFailed{step: step, err: err}
+		return ctrl.Result{}, r.refused(c, step, err)
 	}
 	if res.Retry {
 		log.Info("etcd refused the step for now", "step", step.String(), "detail", res.Detail)
@@ -272,6 +271,13 @@ func (r *EtcdClusterReconciler) take(ctx context.Context, c *etcdv1.EtcdCluster,
 		}
 	}
 	return reconciler.Poll(requeueSoon), nil
+}
+
+// refused warns that etcd answered step with err, and returns the error
+// the pass ends with (stepFailed: Degraded says it).
+func (r *EtcdClusterReconciler) refused(c *etcdv1.EtcdCluster, step membership.Step, err error) error {
+	r.Recorder.Eventf(c, nil, corev1.EventTypeWarning, ReasonStepFailed, string(step.Action), "%v", err)
+	return &stepFailed{step: step, err: err}
 }
 
 // bootstrap creates the first members of a new cluster, all at once with
@@ -593,8 +599,7 @@ func (r *EtcdClusterReconciler) roll(ctx context.Context, c *etcdv1.EtcdCluster,
 			step := membership.Step{Action: membership.MoveLeader, Member: members[i], To: members[to]}
 			res, err := exec.Apply(ctx, step)
 			if err != nil {
-				r.Recorder.Eventf(c, nil, corev1.EventTypeWarning, ReasonStepFailed, string(step.Action), "%v", err)
-				return ctrl.Result{}, &stepFailed{step: step, err: err}
+				return ctrl.Result{}, r.refused(c, step, err)
 			}
 			if !res.Retry {
 				r.Recorder.Eventf(c, nil, corev1.EventTypeNormal, "MoveLeader", "MoveLeader", "%s: %s restarts for the upgrade", res.Detail, victim)

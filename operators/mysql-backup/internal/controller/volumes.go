@@ -27,13 +27,14 @@ func (r *MySQLReconciler) applyDataPVC(ctx context.Context, m *mysqlv1.MySQL, li
 	mk marks, o *observed) error {
 	if !live.DeletionTimestamp.IsZero() {
 		o.problem.reason = ReasonDataVolumeDeleted
-		o.problem.message = fmt.Sprintf("the data volume %s is being deleted: its data goes when the server's pod stops, "+
-			"so no change to the server is applied meanwhile. "+
-			"Delete the MySQL to back it up first; a new volume is restored from the latest backup", live.Name)
 		if mk.restoredFrom == "" {
 			o.problem.message = fmt.Sprintf("the data volume %s is being deleted, and no restore finished on it, so no client reached "+
 				"its server through the Service: the server's pod, which holds the volume, is deleted so that it goes; "+
 				"then a new volume is made and restored from the latest backup", live.Name)
+		} else {
+			o.problem.message = fmt.Sprintf("the data volume %s is being deleted: its data goes when the server's pod stops, "+
+				"so no change to the server is applied meanwhile. "+
+				"Delete the MySQL to back it up first; a new volume is restored from the latest backup", live.Name)
 		}
 		return r.mark(ctx, live, mk)
 	}
