@@ -15,7 +15,10 @@ import (
 // but admits root from localhost only, as when the image's entrypoint was
 // killed between removing the remote root and creating it again (a server
 // pod force-deleted while it initialised lets a second one start on the
-// same volume; soak seed 523641379). The restore Job, which logs in from
+// same volume; soak seed 523641379). Its readiness probe fails from then
+// on, so the restore starts on a server that runs, not on one that is
+// ready (CI once saw the probe fail before the restore started: Degraded
+// said ServerNotReady after 3 minutes). The restore Job, which logs in from
 // its own pod, fails at once with the server's words, and Degraded advises
 // deleting the data volume, on which no restore finished. A person does;
 // the server's pod, which holds the volume while it runs, is deleted so
@@ -45,13 +48,11 @@ func TestHalfInitialisedVolumeIsReplacedOnAdvice(t *testing.T) {
 	suite.Kubectl(ctx, t, "delete", "-n", ns, mysql, "--timeout=5m")
 	suite.Kubectl(ctx, t, "wait", "-n", ns, "--for=delete", "pods", "-l", "app=mysql-instance", "--timeout=3m")
 
-	// Created again, the operator is held once it made the server, so
-	// that the restore does not start before the grants are broken.
+	// Created again, the operator is held as soon as it made the server
+	// (kubectl wait watches for it), before the server's pod runs, so that
+	// the restore does not start before the grants are broken.
 	suite.Kubectl(ctx, t, "apply", "-n", ns, "-f", sample)
-	testenv.EventuallyWithin(t, 2*time.Minute, "the server's Deployment", func(ctx context.Context) error {
-		_, err := suite.Run(ctx, "kubectl", "get", "-n", ns, "deploy/mysql-instance")
-		return err
-	})
+	suite.Kubectl(ctx, t, "wait", "-n", ns, "--for=create", "deploy/mysql-instance", "--timeout=2m")
 	resume, err := suite.PauseOperator("mysql-backup")
 	if err != nil {
 		t.Fatal(err)

@@ -72,7 +72,7 @@ func (r *MySQLReconciler) backupBeforeDelete(ctx context.Context, m *mysqlv1.MyS
 		// A server pod replaced under the dump (a node lost, a kill): the
 		// Job reaches the old pod's address, in vain. The backup starts
 		// again from the new pod, the data volume's new server.
-		msg, err := r.followServer(ctx, m, j, ReasonBackingUp, "BackupAgain", "dumps from", "backing up from the new pod")
+		msg, err := r.followServer(ctx, m, j, answers, ReasonBackingUp, "BackupAgain", "dumps from", "backing up from the new pod")
 		if err != nil {
 			return false, err
 		}

@@ -119,6 +119,14 @@ var (
 // template it has now.
 func serverUp(t *testing.T, m *mysqlv1.MySQL) {
 	t.Helper()
+	d, _ := serverRuns(t, m, true)
+	deploymentAvailable(t, d)
+}
+
+// serverRuns creates a server pod of m that runs at serverIP, its container
+// ready or not, and returns the Deployment and the pod.
+func serverRuns(t *testing.T, m *mysqlv1.MySQL, ready bool) (*appsv1.Deployment, *corev1.Pod) {
+	t.Helper()
 	d, pod := serverPod(t, m)
 	// The operator may label the new pod (serving) between its creation
 	// and this write: the kubelet's status write is read-modify-write too.
@@ -128,13 +136,16 @@ func serverUp(t *testing.T, m *mysqlv1.MySQL) {
 		}
 		pod.Status.Phase = corev1.PodRunning
 		pod.Status.PodIP = serverIP
-		pod.Status.Conditions = []corev1.PodCondition{{Type: corev1.ContainersReady, Status: corev1.ConditionTrue}}
+		pod.Status.Conditions = []corev1.PodCondition{{Type: corev1.ContainersReady, Status: corev1.ConditionFalse}}
+		if ready {
+			pod.Status.Conditions[0].Status = corev1.ConditionTrue
+		}
 		return suite.Client.Status().Update(ctx, pod)
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	deploymentAvailable(t, d)
+	return d, pod
 }
 
 // serverPod creates a ReplicaSet of m's Deployment and its pod, as the

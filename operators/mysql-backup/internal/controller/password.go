@@ -127,7 +127,7 @@ func (r *MySQLReconciler) reconcilePassword(ctx context.Context, m *mysqlv1.MySQ
 		// old address, or lost it mid-statement) starts again against the
 		// new one: it left the server with one of the two passwords, and
 		// the next Job logs in with either.
-		msg, err := r.followServer(ctx, m, j, ReasonChangingPassword, "PasswordAgain", "talks to", "changing the password on the new pod")
+		msg, err := r.followServer(ctx, m, j, answers, ReasonChangingPassword, "PasswordAgain", "talks to", "changing the password on the new pod")
 		if err != nil {
 			return err
 		}

@@ -15,9 +15,9 @@ import (
 	"github.com/operator-workshops/workshop/operators/mysql-backup/internal/scripts"
 )
 
-// reconcileRestore runs the restore Job once per data volume, when the
-// new server answers, and returns what the volume was restored from once
-// the restore is done ("" until then). What the volume needs comes from the
+// reconcileRestore runs the restore Job once per data volume, once the new
+// server's pod runs (runs), and returns what the volume was restored from
+// once the restore is done ("" until then). What the volume needs comes from the
 // volume (restoredAnnotation) and from the Job the operator made for it,
 // never from the MySQL's status.
 func (r *MySQLReconciler) reconcileRestore(ctx context.Context, m *mysqlv1.MySQL, pvc *corev1.PersistentVolumeClaim, o *observed) (string, error) {
@@ -51,7 +51,7 @@ func (r *MySQLReconciler) reconcileRestore(ctx context.Context, m *mysqlv1.MySQL
 		// A Job whose server pod was replaced (it waits in vain for the
 		// old address, or lost it mid-stream) starts again against the
 		// new one: the load is idempotent, and its RESTORE_ID stays.
-		msg, err := r.followServer(ctx, m, j, ReasonRestoring, "RestoreAgain", "loads into", "restoring into the new pod")
+		msg, err := r.followServer(ctx, m, j, runs, ReasonRestoring, "RestoreAgain", "loads into", "restoring into the new pod")
 		if err != nil {
 			return "", err
 		}
@@ -150,11 +150,11 @@ func (r *MySQLReconciler) restoreAgain(ctx context.Context, m *mysqlv1.MySQL, o 
 	return restoring(o, ReasonDataVolumeReplaced, "%s", msg)
 }
 
-// startRestore starts the restore Job of data volume pvc once the server
-// answers.
+// startRestore starts the restore Job of data volume pvc once the server's
+// pod runs (runs: the Job waits for the server to answer).
 func (r *MySQLReconciler) startRestore(ctx context.Context, m *mysqlv1.MySQL, pvc *corev1.PersistentVolumeClaim, o *observed) error {
 	name := restoreJobName(m.Name)
-	pod, err := r.serverPod(ctx, m)
+	pod, err := r.firstServerPod(ctx, m, runs)
 	if err != nil {
 		return err
 	}

@@ -223,6 +223,38 @@ func TestRestoreFollowsAReplacedServerPod(t *testing.T) {
 	waitCondition(t, m, conditions.Ready, metav1.ConditionTrue, ReasonReady)
 }
 
+// The restore starts once the server's pod runs, not once it is ready: a
+// server whose data directory refuses root from other hosts (its first
+// initialisation was killed) never passes its readiness probe, and only the
+// restore, refused in the server's words, says why. It follows a server
+// pod replaced by one that runs, ready or not, too.
+func TestRestoreStartsOnARunningServerNotReady(t *testing.T) {
+	ns := suite.Namespace(t, nil)
+	m := create(t, homework(ns, "unready"))
+	waitCondition(t, m, conditions.Ready, metav1.ConditionFalse, ReasonServerStarting)
+	_, first := serverRuns(t, m, false)
+	j := &batchv1.Job{}
+	testenv.Eventually(t, "the restore Job", func(ctx context.Context) error {
+		return suite.Client.Get(ctx, key(m, restoreJobName(m.Name)), j)
+	})
+	wantEnv(t, j, scripts.EnvHost, serverIP, "the restore's server")
+	if j.Annotations[serverPodAnnotation] != string(first.UID) {
+		t.Errorf("the restore Job loads into pod %s, want %s", j.Annotations[serverPodAnnotation], first.UID)
+	}
+	if err := suite.Client.Delete(ctx, first, client.GracePeriodSeconds(0)); err != nil {
+		t.Fatal(err)
+	}
+	_, second := serverRuns(t, m, false)
+	waitNewJob(t, j)
+	again := &batchv1.Job{}
+	get(t, key(m, restoreJobName(m.Name)), again)
+	if again.Annotations[serverPodAnnotation] != string(second.UID) {
+		t.Errorf("the new restore Job loads into pod %s, want the new server pod %s", again.Annotations[serverPodAnnotation], second.UID)
+	}
+	finishJob(t, m, again.Name, false, "failed: the MySQL server at 10.0.0.7:3306 refuses connections from this pod's address: ERROR 1130")
+	waitCondition(t, m, Restored, metav1.ConditionFalse, ReasonRestoreFailed)
+}
+
 // A data volume deleted under a running server says so while it goes, and
 // the new volume is restored from the latest backup: the server never
 // serves an empty database as if it held the data.

@@ -121,29 +121,55 @@ func rolledOut(d *appsv1.Deployment) bool {
 }
 
 // serverPod returns m's server pod whose container answers (its readiness
-// probe, mysqladmin ping, passes), nil when there is none.
+// probe, mysqladmin ping, passes), nil when there is none: what a backup
+// and a password change talk to.
 func (r *MySQLReconciler) serverPod(ctx context.Context, m *mysqlv1.MySQL) (*corev1.Pod, error) {
+	return r.firstServerPod(ctx, m, answers)
+}
+
+// answers reports whether server pod p's container answers its readiness
+// probe.
+func answers(p *corev1.Pod) bool {
+	return runs(p) && pods.Condition(p, corev1.ContainersReady)
+}
+
+// runs reports whether server pod p runs and has an address, ready or not:
+// what a restore talks to. The restore is the one Job that runs before the
+// server ever served, and it waits for the server itself (WAIT_TIMEOUT),
+// so it starts as soon as there is an address to wait on. A server that
+// refuses the Job's host (a data directory whose first initialisation was
+// killed keeps root for localhost only) fails its readiness probe too:
+// waiting for readiness, the restore that names the cause in the server's
+// words would never start, and Degraded would only say, minutes later,
+// that the server is not ready.
+func runs(p *corev1.Pod) bool {
+	return p.Status.Phase == corev1.PodRunning && p.Status.PodIP != ""
+}
+
+// firstServerPod returns the first of m's server pods for which want
+// holds, nil when there is none.
+func (r *MySQLReconciler) firstServerPod(ctx context.Context, m *mysqlv1.MySQL, want func(*corev1.Pod) bool) (*corev1.Pod, error) {
 	server, err := r.serverPods(ctx, m)
 	if err != nil {
 		return nil, err
 	}
 	for _, p := range server {
-		if p.Status.Phase == corev1.PodRunning && p.Status.PodIP != "" && pods.Condition(p, corev1.ContainersReady) {
+		if want(p) {
 			return p, nil
 		}
 	}
 	return nil, nil
 }
 
-// replacedServer returns m's server pod that answers when it is not the
-// one Job j was made for (serverPodAnnotation), nil otherwise: j talks to
-// an address that is gone.
-func (r *MySQLReconciler) replacedServer(ctx context.Context, m *mysqlv1.MySQL, j *batchv1.Job) (*corev1.Pod, error) {
+// replacedServer returns m's server pod for which want holds (the pods
+// Job j may talk to) when it is not the one j was made for
+// (serverPodAnnotation), nil otherwise: j talks to an address that is gone.
+func (r *MySQLReconciler) replacedServer(ctx context.Context, m *mysqlv1.MySQL, j *batchv1.Job, want func(*corev1.Pod) bool) (*corev1.Pod, error) {
 	target := j.Annotations[serverPodAnnotation]
 	if target == "" {
 		return nil, nil
 	}
-	pod, err := r.serverPod(ctx, m)
+	pod, err := r.firstServerPod(ctx, m, want)
 	if err != nil || pod == nil || string(pod.UID) == target {
 		return nil, err
 	}
@@ -151,13 +177,13 @@ func (r *MySQLReconciler) replacedServer(ctx context.Context, m *mysqlv1.MySQL, 
 }
 
 // followServer deletes Job j when the server pod of m it was made for has
-// been replaced by one that answers (replacedServer: j talks to an address
-// that is gone), with an event (reason, action) saying so, and returns what
-// it said, "" when j's pod still serves. what is what j does to the pod
-// ("dumps from"), then what happens next; the caller's next pass starts j
-// again against the new pod.
-func (r *MySQLReconciler) followServer(ctx context.Context, m *mysqlv1.MySQL, j *batchv1.Job, reason, action, what, then string) (string, error) {
-	pod, err := r.replacedServer(ctx, m, j)
+// been replaced by one for which want holds (replacedServer: j talks to an
+// address that is gone), with an event (reason, action) saying so, and
+// returns what it said, "" when j's pod still serves. what is what j does
+// to the pod ("dumps from"), then what happens next; the caller's next pass
+// starts j again against the new pod.
+func (r *MySQLReconciler) followServer(ctx context.Context, m *mysqlv1.MySQL, j *batchv1.Job, want func(*corev1.Pod) bool, reason, action, what, then string) (string, error) {
+	pod, err := r.replacedServer(ctx, m, j, want)
 	if err != nil || pod == nil {
 		return "", err
 	}
