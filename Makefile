@@ -183,15 +183,21 @@ fuzz: ## Fuzz the membership planner, member names and gordon's replica arithmet
 		(cd operators/$$op && go test -run '^$$' -fuzz "^$$target\$$" -fuzztime $(FUZZTIME) ./internal/$$pkg/); \
 	done
 
+# The older etcd releases scripts/build-tools.sh builds (3.2.13, the
+# workshops' release: no learners, no MoveLeader; 3.3.27: MoveLeader;
+# 3.5.21), which test-integration runs the membership tests on.
+ETCD_RELEASES := etcd-3.2 etcd-3.3 etcd-3.5
+
 .PHONY: test-integration
 test-integration: ## Unit and envtest integration tests of the operators, with the race detector, against the project-built kube-apiserver and etcd.
-	scripts/build-tools.sh kubernetes etcd etcd-3.2 etcd-3.3 etcd-3.5
+	scripts/build-tools.sh kubernetes etcd $(ETCD_RELEASES)
 	for m in $(filter operators/%,$(MODULES)); do (cd $$m && go test -race -count=1 -timeout 20m ./...); done
-	# The etcd operator's membership changes again, on real servers of
-	# etcd 3.2.13, the workshops' release (no learners, no MoveLeader), of
-	# 3.3.27 (MoveLeader) and of 3.5.21.
-	for v in 3.2.13 3.3.27 3.5.21; do (cd operators/etcd-cluster && \
-		ETCD_RELEASE_BINARY=$(BIN)/etcd-$$v go test -count=1 -timeout 5m -run '^TestEtcd' ./internal/membership/); done
+	# The etcd operator's membership changes again, on real servers of each
+	# of ETCD_RELEASES, its server binary named by build-tools.sh.
+	for tool in $(ETCD_RELEASES); do \
+		server=$$(scripts/build-tools.sh --binaries $$tool | tr ' ' '\n' | grep '^etcd-[0-9]') && \
+		(cd operators/etcd-cluster && echo "membership tests on $$server" && \
+		ETCD_RELEASE_BINARY=$(BIN)/$$server go test -count=1 -timeout 5m -run '^TestEtcd' ./internal/membership/) || exit 1; done
 
 .PHONY: test-e2e
 test-e2e: ## End-to-end tests on a local cluster (E2E_PROVIDER=local|kind|kubeconfig).
