@@ -147,15 +147,20 @@ func (r *MySQLReconciler) reconcileServer(ctx context.Context, m *mysqlv1.MySQL,
 	if restored && !o.serving {
 		o.server = fmt.Sprintf("waiting for the server of %s to serve clients after its restore", m.Name)
 	}
-	if !o.serving && !releasing && !errors.As(restoreErr, new(*conditions.Blocked)) {
+	var blocked *conditions.Blocked
+	restoreBlocked := errors.As(restoreErr, &blocked)
+	if !o.serving && !releasing && (!restoreBlocked || blocked.Reason == ReasonRestoreFailed) {
 		// A server pod the cluster refuses to create (a policy, a quota) or
 		// the kubelet cannot run (an image it cannot pull, a crash loop)
 		// waits for a person, not for time; not once its volume is being
-		// let go (releaseDataVolume), which is what the person did.
+		// let go (releaseDataVolume), which is what the person did. A
+		// restore that failed on a server the kubelet cannot run failed
+		// because of it: the kubelet's reason comes first; but a failed
+		// restore says more than a readiness probe that fails.
 		if err := refusedServer(live); err != nil {
 			return err
 		}
-		if err := r.stuckServer(ctx, m, pvc, restoredFrom != "", o); err != nil {
+		if err := r.stuckServer(ctx, m, pvc, restoredFrom != "", !restoreBlocked, o); err != nil {
 			return err
 		}
 	}

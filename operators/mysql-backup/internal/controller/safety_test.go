@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/operator-workshops/workshop/operators/common/conditions"
@@ -252,7 +253,26 @@ func TestRestoreStartsOnARunningServerNotReady(t *testing.T) {
 		t.Errorf("the new restore Job loads into pod %s, want the new server pod %s", again.Annotations[serverPodAnnotation], second.UID)
 	}
 	finishJob(t, m, again.Name, false, "failed: the MySQL server at 10.0.0.7:3306 refuses connections from this pod's address: ERROR 1130")
-	waitCondition(t, m, Restored, metav1.ConditionFalse, ReasonRestoreFailed)
+	waitCondition(t, m, conditions.Degraded, metav1.ConditionTrue, ReasonRestoreFailed)
+
+	// A restore that failed on a server the kubelet cannot run failed
+	// because of it: Degraded gives the kubelet's reason.
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		if err := suite.Client.Get(ctx, client.ObjectKeyFromObject(second), second); err != nil {
+			return err
+		}
+		second.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "mysql", State: corev1.ContainerState{
+			Waiting: &corev1.ContainerStateWaiting{Reason: "CrashLoopBackOff", Message: "back-off 5m0s restarting failed container"},
+		}}}
+		return suite.Client.Status().Update(ctx, second)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := waitCondition(t, m, conditions.Degraded, metav1.ConditionTrue, "CrashLoopBackOff")
+	if c := meta.FindStatusCondition(got.Status.Conditions, Restored); c == nil || c.Reason != ReasonRestoreFailed {
+		t.Errorf("Restored is %+v, want its RestoreFailed", c)
+	}
 }
 
 // A data volume deleted under a running server says so while it goes, and

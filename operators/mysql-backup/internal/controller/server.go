@@ -196,10 +196,10 @@ func (r *MySQLReconciler) followServer(ctx context.Context, m *mysqlv1.MySQL, j 
 }
 
 // stuckServer returns a Blocked error when a pod of m's server cannot run
-// (pods.Stuck: the kubelet's reason) or has run without being ready for
-// serverReadyLimit, nil otherwise (and o.recheck for the limit). data is
-// m's data volume, restored whether a restore ever finished on it.
-func (r *MySQLReconciler) stuckServer(ctx context.Context, m *mysqlv1.MySQL, data *corev1.PersistentVolumeClaim, restored bool, o *observed) error {
+// (pods.Stuck: the kubelet's reason) or, when probed, has run without being
+// ready for serverReadyLimit, nil otherwise (and o.recheck for the limit).
+// data is m's data volume, restored whether a restore ever finished on it.
+func (r *MySQLReconciler) stuckServer(ctx context.Context, m *mysqlv1.MySQL, data *corev1.PersistentVolumeClaim, restored, probed bool, o *observed) error {
 	server, err := r.serverPods(ctx, m)
 	if err != nil {
 		return err
@@ -216,7 +216,7 @@ func (r *MySQLReconciler) stuckServer(ctx context.Context, m *mysqlv1.MySQL, dat
 			return conditions.Block(reason, "the server cannot run: %s: `kubectl logs %s` says why%s", message, p.Name, advice)
 		}
 		since, notReady := pods.NotReadySince(p)
-		if !notReady {
+		if !probed || !notReady {
 			continue
 		}
 		if left := serverReadyLimit - time.Since(since); left > 0 {
