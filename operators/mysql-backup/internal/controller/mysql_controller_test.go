@@ -127,6 +127,10 @@ func serverUp(t *testing.T, m *mysqlv1.MySQL) {
 // ready or not, and returns the Deployment and the pod.
 func serverRuns(t *testing.T, m *mysqlv1.MySQL, ready bool) (*appsv1.Deployment, *corev1.Pod) {
 	t.Helper()
+	containers := corev1.ConditionFalse
+	if ready {
+		containers = corev1.ConditionTrue
+	}
 	d, pod := serverPod(t, m)
 	// The operator may label the new pod (serving) between its creation
 	// and this write: the kubelet's status write is read-modify-write too.
@@ -136,10 +140,7 @@ func serverRuns(t *testing.T, m *mysqlv1.MySQL, ready bool) (*appsv1.Deployment,
 		}
 		pod.Status.Phase = corev1.PodRunning
 		pod.Status.PodIP = serverIP
-		pod.Status.Conditions = []corev1.PodCondition{{Type: corev1.ContainersReady, Status: corev1.ConditionFalse}}
-		if ready {
-			pod.Status.Conditions[0].Status = corev1.ConditionTrue
-		}
+		pod.Status.Conditions = []corev1.PodCondition{{Type: corev1.ContainersReady, Status: containers}}
 		return suite.Client.Status().Update(ctx, pod)
 	})
 	if err != nil {

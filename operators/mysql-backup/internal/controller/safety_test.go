@@ -235,9 +235,7 @@ func TestRestoreStartsOnARunningServerNotReady(t *testing.T) {
 	waitCondition(t, m, conditions.Ready, metav1.ConditionFalse, ReasonServerStarting)
 	_, first := serverRuns(t, m, false)
 	j := &batchv1.Job{}
-	testenv.Eventually(t, "the restore Job", func(ctx context.Context) error {
-		return suite.Client.Get(ctx, key(m, restoreJobName(m.Name)), j)
-	})
+	get(t, key(m, restoreJobName(m.Name)), j)
 	wantEnv(t, j, scripts.EnvHost, serverIP, "the restore's server")
 	if j.Annotations[serverPodAnnotation] != string(first.UID) {
 		t.Errorf("the restore Job loads into pod %s, want %s", j.Annotations[serverPodAnnotation], first.UID)
