@@ -228,7 +228,7 @@ func runLab(t *testing.T, root, lab string) {
 		if s.check == "" {
 			checkBefore(t, file, steps, i, term)
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+		ctx, cancel := context.WithTimeout(context.Background(), blockLimit(s.script))
 		start := time.Now()
 		out, err := term.run(ctx, s.script)
 		cancel()
@@ -262,6 +262,22 @@ func runLab(t *testing.T, root, lab string) {
 			}
 		}
 	}
+}
+
+// blockLimit is how long a block may run before the runner calls it
+// hung. A learner waits for a block as long as it takes; the limit only
+// ends one that never would. Ten minutes is plenty for every block but
+// those that build on their first run (the lab texts give their times: the
+// control plane, kind's node image, OLM's and the operators' images, 12 to
+// 18 minutes on a fresh 2-core machine, more while the machine runs other
+// work), which get 40.
+func blockLimit(script string) time.Duration {
+	for _, builds := range []string{"make cluster-up", "make kind-up", "make olm-up", "scripts/build-tools.sh"} {
+		if strings.Contains(script, builds) {
+			return 40 * time.Minute
+		}
+	}
+	return 10 * time.Minute
 }
 
 // clusterState shows, after a block failed, what the cluster's pods and

@@ -324,8 +324,17 @@ func TestLabsParse(t *testing.T) {
 				}
 			}
 			// Its "On kind" line replaces commands the lab runs.
-			if _, err := kindReplacer(file, text); err != nil {
-				t.Error(err)
+			kind, err := kindReplacer(file, text)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// Its first block builds the cluster's tools on a fresh
+			// machine, locally and on kind: the runner gives it the
+			// builds' time.
+			for _, first := range []string{steps[0].script, kind.Replace(steps[0].script)} {
+				if got := blockLimit(first); got < 30*time.Minute {
+					t.Errorf("%s:%d: the runner gives the lab's first block %v, where its first run builds for up to 18 minutes:\n%s", file, steps[0].line, got, first)
+				}
 			}
 			var scripts strings.Builder
 			for _, s := range steps {
@@ -339,6 +348,20 @@ func TestLabsParse(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+func TestBlockLimit(t *testing.T) {
+	for script, want := range map[string]time.Duration{
+		"export PATH=\"$PWD/bin:$PATH\"\nmake kind-up\n": 40 * time.Minute,
+		"make olm-up\n": 40 * time.Minute,
+		"scripts/build-tools.sh kubebuilder kubernetes etcd\n":  40 * time.Minute,
+		"kubectl apply -f crds/\nkubectl wait --for=create x\n": 10 * time.Minute,
+		"make cluster-down\n": 10 * time.Minute,
+	} {
+		if got := blockLimit(script); got != want {
+			t.Errorf("blockLimit(%q) = %v, want %v", script, got, want)
+		}
 	}
 }
 
