@@ -53,6 +53,14 @@ type SecretKeyRef struct {
 	Key string `json:"key,omitempty"`
 }
 
+// SecretName is the name of the Secret ref names, "" for no ref.
+func (ref *SecretKeyRef) SecretName() string {
+	if ref == nil {
+		return ""
+	}
+	return ref.Name
+}
+
 // DatabaseStatus is what the operator observed.
 type DatabaseStatus struct {
 	// observedGeneration is the spec generation the status describes.

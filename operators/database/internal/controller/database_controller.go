@@ -11,7 +11,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/handler"
 
 	"github.com/operator-workshops/workshop/operators/common/apply"
 	"github.com/operator-workshops/workshop/operators/common/conditions"
@@ -89,17 +88,13 @@ func (r *DatabaseReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if r.APIReader == nil {
 		r.APIReader = mgr.GetAPIReader()
 	}
-	var named handler.EventHandler
-	var err error
-	r.secretReads, named, err = secrets.Named(mgr, r.APIReader, &dbv1.Database{}, &dbv1.DatabaseList{}, func(o client.Object) string {
-		if ref := o.(*dbv1.Database).Spec.RootPasswordSecretRef; ref != nil {
-			return ref.Name
-		}
-		return ""
+	reads, named, err := secrets.Named(mgr, r.APIReader, &dbv1.Database{}, &dbv1.DatabaseList{}, func(o client.Object) string {
+		return o.(*dbv1.Database).Spec.RootPasswordSecretRef.SecretName()
 	})
 	if err != nil {
 		return err
 	}
+	r.secretReads = reads
 	owned := reconciler.Owner(mgr, &dbv1.Database{})
 	return reconciler.Controller(mgr, &dbv1.Database{}).
 		Watches(&corev1.Pod{}, owned).

@@ -108,6 +108,14 @@ type SecretKeyRef struct {
 	Key string `json:"key,omitempty"`
 }
 
+// SecretName is the name of the Secret ref names, "" for no ref.
+func (ref *SecretKeyRef) SecretName() string {
+	if ref == nil {
+		return ""
+	}
+	return ref.Name
+}
+
 // MySQLStatus is what the operator observed and did.
 type MySQLStatus struct {
 	// observedGeneration is the spec generation the status describes.

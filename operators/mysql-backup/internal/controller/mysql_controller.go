@@ -142,17 +142,13 @@ func (r *MySQLReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if err := manager.IndexControllers(context.Background(), mgr.GetFieldIndexer(), &appsv1.ReplicaSet{}, &corev1.Pod{}); err != nil {
 		return err
 	}
-	var named handler.EventHandler
-	var err error
-	r.secretReads, named, err = secrets.Named(mgr, r.APIReader, &mysqlv1.MySQL{}, &mysqlv1.MySQLList{}, func(o client.Object) string {
-		if ref := o.(*mysqlv1.MySQL).Spec.PasswordSecretRef; ref != nil {
-			return ref.Name
-		}
-		return ""
+	reads, named, err := secrets.Named(mgr, r.APIReader, &mysqlv1.MySQL{}, &mysqlv1.MySQLList{}, func(o client.Object) string {
+		return o.(*mysqlv1.MySQL).Spec.PasswordSecretRef.SecretName()
 	})
 	if err != nil {
 		return err
 	}
+	r.secretReads = reads
 	b := reconciler.Controller(mgr, &mysqlv1.MySQL{})
 	for _, obj := range []client.Object{&appsv1.Deployment{}, &corev1.Service{}, &corev1.PersistentVolumeClaim{},
 		&batchv1.Job{}, &corev1.Pod{}} {
