@@ -59,7 +59,7 @@ generate-code: ## Regenerate deepcopy code, the CRDs in crds/ and each operator'
 
 .PHONY: bundle
 bundle: ## Write the OLM bundles of the release in catalog/VERSION from crds/ and each operator's config/ (REGISTRY=... for another registry).
-	cd $(CATALOG_GEN) && GOWORK=off go run -tags $(CATALOG_TAGS) . -root $(ROOT) -registry $(REGISTRY) bundle
+	cd $(CATALOG_GEN) && GOWORK=off go run -tags $(CATALOG_TAGS) . -root $(ROOT) -registry $(REGISTRY) -platforms $(PLATFORMS) bundle
 
 # What make release builds: its version, the platforms of its images and
 # the directory it writes.

@@ -232,7 +232,7 @@ release() {
 		done
 	done
 	(cd "$root/catalog/gen" && GOWORK=off go run -tags containers_image_openpgp . -root "$root" -registry "$registry" \
-		-out "$out" -created-at "$(date -u +%Y-%m-%dT%H:%M:%SZ)" "${gen[@]}" bundle) >&2
+		-out "$out" -created-at "$(date -u +%Y-%m-%dT%H:%M:%SZ)" -platforms "$platforms" "${gen[@]}" bundle) >&2
 	for dir in "$out"/bundles/*/"$version"*; do bundle_image "$dir" "$out/images"; done
 	sums=$(cd "$out" && find . -type f | sed 's|^\./||' | sort | xargs sha256sum)
 	echo "$sums" >"$out/SHA256SUMS"

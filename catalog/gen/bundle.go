@@ -85,6 +85,10 @@ type sources struct {
 	// createdAt is the CSV's createdAt annotation, a release's time ("" in
 	// the committed bundles, which the tree regenerates identically).
 	createdAt string
+	// platforms are the os/arch pairs the operator images are built for
+	// (make release's PLATFORMS), which the CSV's
+	// operatorframework.io/os.* and arch.* labels say it supports.
+	platforms []string
 }
 
 // operatorImage is the image of the operator bundle b runs: by tag, or as
@@ -179,6 +183,11 @@ func (s sources) csv(registry string, b bundle) (*v1alpha1.ClusterServiceVersion
 	csv.Spec.Replaces = b.Replaces
 	csv.Spec.Icon = []v1alpha1.Icon{{Data: base64.StdEncoding.EncodeToString(icon), MediaType: "image/svg+xml"}}
 	csv.Annotations["containerImage"] = image
+	labels, err := platformLabels(s.platforms)
+	if err != nil {
+		return nil, nil, err
+	}
+	csv.Labels = labels
 	if b.SkipRange != "" {
 		r, err := semver.ParseRange(b.SkipRange)
 		if err != nil {
@@ -240,6 +249,48 @@ func (s sources) csv(registry string, b bundle) (*v1alpha1.ClusterServiceVersion
 		csv.Spec.RelatedImages = append(csv.Spec.RelatedImages, v1alpha1.RelatedImage{Name: fmt.Sprintf("operand-%d", i+1), Image: img})
 	}
 	return &csv, crds, nil
+}
+
+// platformLabels are the CSV labels by which OLM and OperatorHub filter
+// operators by platform: operatorframework.io/os.OS and arch.ARCH,
+// "supported", for each os/arch pair (without them, OLM assumes
+// linux/amd64 only).
+func platformLabels(platforms []string) (map[string]string, error) {
+	if len(platforms) == 0 {
+		return nil, errors.New("no platforms: say which the operator images are built for (-platforms linux/amd64,linux/arm64)")
+	}
+	labels := map[string]string{}
+	for _, p := range platforms {
+		goos, arch, ok := strings.Cut(p, "/")
+		if !ok || goos == "" || arch == "" || strings.Contains(arch, "/") {
+			return nil, fmt.Errorf("platform %q: want OS/ARCH, such as linux/arm64", p)
+		}
+		labels["operatorframework.io/os."+goos] = "supported"
+		labels["operatorframework.io/arch."+arch] = "supported"
+	}
+	return labels, nil
+}
+
+// metricsObjects are the objects a bundle ships beside its CSV, by file
+// name: the Service a Prometheus scrapes the operator's metrics through
+// (OLM makes it in the operator's namespace) and the ClusterRole that
+// grants reading them, both as config/ has them for make deploy.
+func (s sources) metricsObjects(pkg string) (map[string]any, error) {
+	var svc corev1.Service
+	if err := readYAML(s.path("operators", pkg, "config", "manager", "metrics_service.yaml"), "Service", &svc); err != nil {
+		return nil, err
+	}
+	// OLM places the bundle's namespaced objects in the namespace it
+	// installs the operator in.
+	svc.Namespace = ""
+	var reader rbacv1.ClusterRole
+	if err := readYAML(s.path("operators", pkg, "config", "rbac", "metrics_reader_role.yaml"), "ClusterRole", &reader); err != nil {
+		return nil, err
+	}
+	return map[string]any{
+		svc.Name + "_v1_service.yaml":                                  &svc,
+		reader.Name + "_rbac.authorization.k8s.io_v1_clusterrole.yaml": &reader,
+	}, nil
 }
 
 // rules are what package pkg's generated RBAC grants: its ClusterRole's
@@ -413,6 +464,13 @@ func (s sources) writeBundle(dir, registry string, b bundle) error {
 	files := map[string]any{
 		filepath.Join("manifests", b.Package+".clusterserviceversion.yaml"): csv,
 		filepath.Join("metadata", "annotations.yaml"):                       annotations(b),
+	}
+	metrics, err := s.metricsObjects(b.Package)
+	if err != nil {
+		return fmt.Errorf("bundle %s: %w", b.Name(), err)
+	}
+	for file, obj := range metrics {
+		files[filepath.Join("manifests", file)] = obj
 	}
 	for name, obj := range files {
 		data, err := marshal(obj)

@@ -254,7 +254,7 @@ func TestReleasedBundlesAreNotRegenerated(t *testing.T) {
 	if err := os.Symlink(mustAbs(t, filepath.Join(root, "catalog", "bases")), filepath.Join(dir, "catalog", "bases")); err != nil {
 		t.Fatal(err)
 	}
-	if err := run(context.Background(), []string{"-root", dir, "bundle"}); err != nil {
+	if err := run(context.Background(), []string{"-root", dir, "-platforms", "linux/amd64", "bundle"}); err != nil {
 		t.Fatal(err)
 	}
 	release := currentRelease(t)
@@ -367,7 +367,7 @@ entries:
 func TestReleaseBundlesNameTheImageByDigest(t *testing.T) {
 	out := t.TempDir()
 	const digest = "ghcr.io/operator-workshops/gordon-operator@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
-	args := []string{"-root", root, "-out", out, "-image", "gordon=" + digest, "-created-at", "2026-11-26T12:00:00Z", "bundle"}
+	args := []string{"-root", root, "-out", out, "-image", "gordon=" + digest, "-created-at", "2026-11-26T12:00:00Z", "-platforms", "linux/amd64,linux/arm64", "bundle"}
 	if err := run(context.Background(), args); err != nil {
 		t.Fatal(err)
 	}
@@ -399,7 +399,7 @@ func TestReleaseBundlesNameTheImageByDigest(t *testing.T) {
 			t.Errorf("%s runs %s, containerImage %s, relatedImages %v; want %s", b.Name(), got, csv.Annotations["containerImage"], csv.Spec.RelatedImages, digest)
 		}
 	}
-	for _, bad := range [][]string{{"-image", "gordon=ghcr.io/x:v1", "bundle"}, {"-created-at", "yesterday", "bundle"}} {
+	for _, bad := range [][]string{{"-image", "gordon=ghcr.io/x:v1", "bundle"}, {"-created-at", "yesterday", "bundle"}, {"bundle"}, {"-platforms", "amd64", "bundle"}} {
 		if err := run(context.Background(), append([]string{"-root", root, "-out", t.TempDir()}, bad...)); err == nil {
 			t.Errorf("gen %v succeeded", bad)
 		}

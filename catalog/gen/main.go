@@ -39,6 +39,7 @@ func run(ctx context.Context, args []string) error {
 	release := fs.String("version", "", "The release the tree builds; default: catalog/VERSION.")
 	out := fs.String("out", "", "Where bundle writes bundles/<package>/<version>; default: catalog/.")
 	createdAt := fs.String("created-at", "", "bundle: the CSVs' createdAt (a release's time, RFC 3339).")
+	platforms := fs.String("platforms", "", "bundle: the OS/ARCH pairs the operator images are built for, comma-separated (make release's PLATFORMS).")
 	images := map[string]string{}
 	fs.Func("image", "bundle: PACKAGE=REF, the operator image a release built for PACKAGE, by digest (repeatable).", func(v string) error {
 		pkg, ref, ok := strings.Cut(v, "=")
@@ -86,7 +87,7 @@ func run(ctx context.Context, args []string) error {
 		if *out != "" {
 			dest, shown = *out, *out
 		}
-		src := sources{root: *root, images: images, createdAt: *createdAt}
+		src := sources{root: *root, images: images, createdAt: *createdAt, platforms: strings.FieldsFunc(*platforms, func(r rune) bool { return r == ',' })}
 		wrote := 0
 		for _, b := range bundles {
 			if !generated(b, *release) {

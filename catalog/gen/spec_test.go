@@ -5,12 +5,16 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/operator-framework/api/pkg/operators/v1alpha1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"sigs.k8s.io/yaml"
 )
 
@@ -101,6 +105,8 @@ func TestBundlesAreWhatOLMReads(t *testing.T) {
 			}
 			var csvs []v1alpha1.ClusterServiceVersion
 			var crds []apiextensionsv1.CustomResourceDefinition
+			var services []corev1.Service
+			var roles []rbacv1.ClusterRole
 			for _, f := range files {
 				var obj struct{ Kind string }
 				readFile(t, f, &obj)
@@ -113,6 +119,14 @@ func TestBundlesAreWhatOLMReads(t *testing.T) {
 					var crd apiextensionsv1.CustomResourceDefinition
 					readFile(t, f, &crd)
 					crds = append(crds, crd)
+				case "Service":
+					var svc corev1.Service
+					readFile(t, f, &svc)
+					services = append(services, svc)
+				case "ClusterRole":
+					var role rbacv1.ClusterRole
+					readFile(t, f, &role)
+					roles = append(roles, role)
 				}
 			}
 			if len(csvs) != 1 || len(crds) != 1 {
@@ -164,12 +178,84 @@ func TestBundlesAreWhatOLMReads(t *testing.T) {
 			if len(owned) != 1 || owned[0].Name != want.crd || owned[0].Kind != want.kind || owned[0].Version != want.version {
 				t.Errorf("the CSV owns %+v, want %s (%s %s) alone", owned, want.crd, want.kind, want.version)
 			}
+			if release != currentRelease(t) {
+				return // released before the bundles said their platforms and shipped their metrics objects
+			}
+			if !maps.Equal(csv.Labels, wantPlatformLabels) {
+				t.Errorf("the CSV's labels %v, want the platforms make release builds images for, %v", csv.Labels, wantPlatformLabels)
+			}
+			metricsObjects(t, csv, services, roles)
 		})
 	}
 	for pkg := range wantPackages {
 		if seen[pkg] == 0 {
 			t.Errorf("no bundle of package %s", pkg)
 		}
+	}
+}
+
+// The platforms a release's operator images are built for (linux/amd64 and
+// linux/arm64, README's Install), as OLM's platform labels: without them
+// OLM and OperatorHub take an operator for linux/amd64 only.
+var wantPlatformLabels = map[string]string{
+	"operatorframework.io/os.linux":   "supported",
+	"operatorframework.io/arch.amd64": "supported",
+	"operatorframework.io/arch.arm64": "supported",
+}
+
+// TestPlatformLabelsAreTheRelease's: the labels above are what make
+// release's PLATFORMS builds, so that a platform added there is said in the
+// bundles too.
+func TestPlatformLabelsAreTheReleases(t *testing.T) {
+	makefile, err := os.ReadFile(filepath.Join(root, "Makefile"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`(?m)^PLATFORMS \?= (.*)$`).FindSubmatch(makefile)
+	if m == nil {
+		t.Fatal("the Makefile sets no PLATFORMS ?=")
+	}
+	got, err := platformLabels(strings.Split(string(m[1]), ","))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !maps.Equal(got, wantPlatformLabels) {
+		t.Errorf("make release builds %s, labelled %v; the bundles are checked for %v", m[1], got, wantPlatformLabels)
+	}
+	for _, bad := range [][]string{nil, {""}, {"amd64"}, {"linux/"}, {"/arm64"}, {"linux/arm/v7/x"}} {
+		if _, err := platformLabels(bad); err == nil {
+			t.Errorf("platformLabels(%q) took it", bad)
+		}
+	}
+}
+
+// metricsObjects checks that a bundle ships what a Prometheus needs to
+// scrape the operator OLM installs: one Service that selects the pods of
+// the CSV's Deployment on the port its container names for metrics, and
+// one ClusterRole that grants reading /metrics, nothing else.
+func metricsObjects(t *testing.T, csv v1alpha1.ClusterServiceVersion, services []corev1.Service, roles []rbacv1.ClusterRole) {
+	t.Helper()
+	if len(services) != 1 || len(roles) != 1 {
+		t.Fatalf("manifests/ holds %d Services and %d ClusterRoles, want the metrics Service and the metrics reader's role", len(services), len(roles))
+	}
+	svc, role := services[0], roles[0]
+	pod := csv.Spec.InstallStrategy.StrategySpec.DeploymentSpecs[0].Spec.Template
+	if len(svc.Spec.Selector) == 0 || !labels.SelectorFromSet(svc.Spec.Selector).Matches(labels.Set(pod.Labels)) {
+		t.Errorf("the Service selects %v, which the operator's pods (%v) do not match", svc.Spec.Selector, pod.Labels)
+	}
+	if svc.Namespace != "" {
+		t.Errorf("the Service names namespace %s: OLM makes it in the operator's", svc.Namespace)
+	}
+	if len(svc.Spec.Ports) != 1 || svc.Spec.Ports[0].Port != 8443 || svc.Spec.Ports[0].TargetPort.String() != "metrics" {
+		t.Errorf("the Service's ports %+v, want 8443 to the container's metrics port", svc.Spec.Ports)
+	}
+	ports := pod.Spec.Containers[0].Ports
+	if !slices.ContainsFunc(ports, func(p corev1.ContainerPort) bool { return p.Name == "metrics" && p.ContainerPort == 8443 }) {
+		t.Errorf("the operator's container has ports %+v, none named metrics on 8443", ports)
+	}
+	want := []rbacv1.PolicyRule{{NonResourceURLs: []string{"/metrics"}, Verbs: []string{"get"}}}
+	if !slices.EqualFunc(role.Rules, want, ruleEqual) {
+		t.Errorf("the ClusterRole %s grants %+v, want reading /metrics only", role.Name, role.Rules)
 	}
 }
 

@@ -140,6 +140,36 @@ func install(ctx context.Context, t *testing.T, ns, pkg, channel, csv string) {
 	if node := suite.ContainerNode(); out != node+" "+pkg+"-operator" {
 		t.Errorf("the operator's pod (node, ServiceAccount): %q, want %s and the CSV's %s-operator", out, node, pkg)
 	}
+	metricsServed(ctx, t, ns, pkg)
+}
+
+// metricsServed checks what the head's bundle ships beside its CSV, as OLM
+// installed it: the metrics Service in the operator's namespace, whose
+// endpoint is the operator's running pod on its metrics port, and the
+// ClusterRole that grants reading /metrics.
+func metricsServed(ctx context.Context, t *testing.T, ns, pkg string) {
+	t.Helper()
+	svc := pkg + "-operator-metrics"
+	testenv.EventuallyWithin(t, 2*time.Minute, "Service "+svc+" selects the operator's pod", func(ctx context.Context) error {
+		pods, err := suite.Run(ctx, "kubectl", "get", "pods", "-n", ns, "-l", "app.kubernetes.io/name="+pkg+"-operator",
+			"--field-selector=status.phase=Running", "-o", "jsonpath={.items[*].metadata.name}")
+		if err != nil {
+			return err
+		}
+		out, err := suite.Run(ctx, "kubectl", "get", "endpointslices", "-n", ns, "-l", "kubernetes.io/service-name="+svc, "-o",
+			"jsonpath={range .items[*]}{range .endpoints[*]}{.targetRef.name} {end}{.ports[0].port}{end}")
+		if err != nil {
+			return err
+		}
+		if pods == "" || out != pods+" 8443" {
+			return fmt.Errorf("Service %s's endpoints and port: %q, want the operator's pod %q on 8443", svc, out, pods)
+		}
+		return nil
+	})
+	role := suite.Kubectl(ctx, t, "get", "clusterrole", pkg+"-operator-metrics-reader", "-o", "jsonpath={.rules[*].nonResourceURLs} {.rules[*].verbs}")
+	if role != `["/metrics"] ["get"]` {
+		t.Errorf("ClusterRole %s-operator-metrics-reader grants %s, want get on /metrics", pkg, role)
+	}
 }
 
 // The README's check that OLM reads the catalog.
@@ -181,6 +211,7 @@ func upgrade(ctx context.Context, t *testing.T, ns, pkg, channel, from, csv stri
 	}
 	// Until the old version's pod has gone, it could be what acts next.
 	suite.Kubectl(ctx, t, "rollout", "status", "-n", ns, "deployment/"+pkg+"-operator", "--timeout=3m")
+	metricsServed(ctx, t, ns, pkg)
 	after()
 }
 
