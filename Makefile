@@ -68,7 +68,7 @@ PLATFORMS ?= linux/amd64,linux/arm64
 RELEASE_DIR ?= $(ROOT)/dist
 
 .PHONY: release
-release: ## Write release VERSION (make release VERSION=0.3.0) into dist/: each operator's install manifest (CRDs, namespace, RBAC, Deployment naming its image by digest), its image for PLATFORMS as an OCI archive, SHA256SUMS.
+release: ## Write release VERSION (make release VERSION=0.3.0) into dist/: each operator's install manifest (CRDs, namespace, RBAC, Deployment naming its image by digest), its image for PLATFORMS as an OCI archive, an SBOM per binary (CycloneDX, checked), the OLM bundles, SHA256SUMS.
 	@if [ -z "$(VERSION)" ]; then echo "make release needs a version: make release VERSION=0.3.0" >&2; exit 2; fi
 	scripts/build-tools.sh kubernetes
 	PLATFORMS='$(PLATFORMS)' scripts/release.sh '$(VERSION)' '$(RELEASE_DIR)'

@@ -21,6 +21,10 @@
 #                           VERSION-clusterwide too), labelled as its
 #                           metadata/annotations.yaml says, for a catalog of
 #                           the admin's own; a docker archive
+#   sbom/OP-operator.linux-ARCH.cdx.json  an SBOM of each platform's binary
+#                           (CycloneDX JSON, cyclonedx-gomod bin: the Go
+#                           modules linked into it), checked against
+#                           CycloneDX's schema before the release counts
 #   SHA256SUMS              every file's checksum
 #
 # in OUT. `kubectl apply --server-side -f OUT/gordon.yaml` installs gordon on
@@ -74,6 +78,8 @@ source_url=${SOURCE:-https://github.com/operator-workshops/workshop}
 operators=(database mysql-backup etcd-cluster gordon)
 
 . "$root/scripts/kept-build.sh"
+# shellcheck source=scripts/toolbox.sh
+. "$root/scripts/toolbox.sh"
 
 say() { echo "release.sh: $*" >&2; }
 die() { say "$*"; exit 1; }
@@ -111,6 +117,10 @@ image() {
 			kept_build "$tree" "$(tree_key)/$op-operator-linux-$arch" "$work/$arch/manager" \
 			-trimpath -ldflags "-s -w" "./operators/$op/cmd"
 		args+=(--platform "$p=$work/$arch")
+		# A release says what each binary is made of: the Go modules
+		# linked into it, from its build information.
+		[ -z "${sbom_dir:-}" ] ||
+			cyclonedx-gomod bin -json -output "$sbom_dir/$op-operator.linux-$arch.cdx.json" -version "v$version" "$work/$arch/manager"
 	done
 	for t in "$@"; do args+=(--tag "$t"); done
 	mkdir -p "$(dirname "$archive")"
@@ -123,6 +133,21 @@ image() {
 		--label "org.opencontainers.image.licenses=Apache-2.0"
 	say "built $op-operator for $platforms in $((SECONDS - start))s"
 	cat "$work/digest"
+}
+
+# sboms DIR checks the SBOMs image wrote into DIR: one per operator and
+# platform, each a CycloneDX document its schema accepts, that names the
+# operator's module and the modules linked into it (scripts/images/sbomcheck,
+# against the schemas cyclonedx-go publishes, read offline).
+sboms() {
+	local dir=$1 op p files=()
+	for op in "${operators[@]}"; do
+		for p in ${platforms//,/ }; do files+=("$dir/$op-operator.${p/\//-}.cdx.json"); done
+	done
+	images_program sbomcheck "$scratch/sbomcheck"
+	"$scratch/sbomcheck" -schemas "$(pinned_source "$root/scripts/images" github.com/CycloneDX/cyclonedx-go)/schema" "${files[@]}" ||
+		die "the SBOMs in $dir do not pass CycloneDX's schema (above)"
+	say "${#files[@]} SBOMs (CycloneDX) in $dir, checked against CycloneDX's schema"
 }
 
 # tree_key names the source tree among kept builds: a worktree of a release
@@ -213,7 +238,9 @@ release() {
 		die "VERSION=$version, but the tree is release $(cat "$root/catalog/VERSION") (catalog/VERSION): to release $version, bump catalog/VERSION and list its bundles in catalog/template.yaml, then make generate (CONTRIBUTING.md, Releasing)"
 	command -v kubectl >/dev/null || die "kubectl is missing: make tools builds it into bin/"
 	rm -rf "$out"
-	mkdir -p "$out/images"
+	mkdir -p "$out/images" "$out/sbom"
+	"$root/scripts/build-tools.sh" cyclonedx-gomod
+	sbom_dir=$out/sbom
 	# Asked once: every image and manifest of the release names it.
 	release_rev=$(revision)
 	for op in "${operators[@]}"; do
@@ -234,6 +261,7 @@ release() {
 	(cd "$root/catalog/gen" && GOWORK=off go run -tags containers_image_openpgp . -root "$root" -registry "$registry" \
 		-out "$out" -created-at "$(date -u +%Y-%m-%dT%H:%M:%SZ)" -platforms "$platforms" "${gen[@]}" bundle) >&2
 	for dir in "$out"/bundles/*/"$version"*; do bundle_image "$dir" "$out/images"; done
+	sboms "$out/sbom"
 	sums=$(cd "$out" && find . -type f | sed 's|^\./||' | sort | xargs sha256sum)
 	echo "$sums" >"$out/SHA256SUMS"
 	say "release $version in $out ($((SECONDS - start))s):"

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Answers to the questions several scripts ask, for the scripts that source
 # this file (build-tools.sh, cluster.sh, deploy.sh, images.sh, kind.sh, node.sh,
-# olm.sh), which set $root first.
+# olm.sh, release.sh), which set $root first.
 
 # The Go modules that scripts/tools pins: each scripts/tools/NAME/go.mod
 # requires a module at the version the project builds and tests with.

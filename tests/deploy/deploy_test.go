@@ -26,6 +26,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -257,8 +258,50 @@ func TestReleaseWroteItsArtefacts(t *testing.T) {
 			t.Errorf("%s is labelled the bundle of package %q, want %q", archive, got, op)
 		}
 	}
-	if _, err := os.Stat(filepath.Join(dist, "SHA256SUMS")); err != nil {
+	sums, err := os.ReadFile(filepath.Join(dist, "SHA256SUMS"))
+	if err != nil {
 		t.Errorf("make release wrote no SHA256SUMS: %v", err)
+	}
+	for _, op := range operators {
+		sbom := "sbom/" + op + "-operator.linux-" + runtime.GOARCH + ".cdx.json"
+		releasedSBOM(t, filepath.Join(dist, sbom), op)
+		if !strings.Contains(string(sums), "  "+sbom+"\n") {
+			t.Errorf("SHA256SUMS lists no %s", sbom)
+		}
+	}
+}
+
+// releasedSBOM checks the SBOM of op's binary in a release: CycloneDX, of
+// the operator's module at the release's version, listing the modules it
+// is built on (every operator's manager is controller-runtime's, and
+// talks to the API server through client-go) by package URL.
+func releasedSBOM(t *testing.T, file, op string) {
+	t.Helper()
+	data, err := os.ReadFile(file)
+	if err != nil {
+		t.Errorf("make release wrote no SBOM of %s: %v", op, err)
+		return
+	}
+	var bom struct {
+		BOMFormat string
+		Metadata  struct {
+			Component struct{ Name, Version string }
+		}
+		Components []struct{ Purl string }
+	}
+	if err := json.Unmarshal(data, &bom); err != nil {
+		t.Errorf("%s: %v", file, err)
+		return
+	}
+	module := "github.com/operator-workshops/workshop/operators/" + op
+	if bom.BOMFormat != "CycloneDX" || bom.Metadata.Component.Name != module || bom.Metadata.Component.Version != "v"+version {
+		t.Errorf("%s: a %s document of %s %s, want CycloneDX of %s v%s", file, bom.BOMFormat,
+			bom.Metadata.Component.Name, bom.Metadata.Component.Version, module, version)
+	}
+	for _, dep := range []string{"pkg:golang/sigs.k8s.io/controller-runtime@", "pkg:golang/k8s.io/client-go@"} {
+		if !slices.ContainsFunc(bom.Components, func(c struct{ Purl string }) bool { return strings.HasPrefix(c.Purl, dep) }) {
+			t.Errorf("%s lists no %s...", file, dep)
+		}
 	}
 }
 
