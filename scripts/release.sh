@@ -25,6 +25,8 @@
 #                           (CycloneDX JSON, cyclonedx-gomod bin: the Go
 #                           modules linked into it), checked against
 #                           CycloneDX's schema before the release counts
+#   RELEASE-NOTES.md        the release's section of CHANGELOG.md, for the
+#                           GitHub Release (.github/workflows/release.yml)
 #   SHA256SUMS              every file's checksum
 #
 # in OUT. `kubectl apply --server-side -f OUT/gordon.yaml` installs gordon on
@@ -37,6 +39,7 @@
 #        scripts/release.sh image OPERATOR ARCHIVE TAG...
 #        scripts/release.sh bundle-image BUNDLE DIR
 #        scripts/release.sh push [OUT]
+#        scripts/release.sh notes VERSION
 #        scripts/release.sh manifest OPERATOR VARIANT IMAGE
 #        scripts/release.sh import-flags ARCHIVE
 #        scripts/release.sh released VERSION | worktree VERSION
@@ -50,6 +53,7 @@
 #             (make images, for the catalog's bundles)
 #   push      push the images of OUT (dist) to the registry their names
 #             say, every platform (docker login first)
+#   notes     print VERSION's section of CHANGELOG.md (the release notes)
 #   manifest  print the install manifest of OPERATOR's config/VARIANT
 #             running IMAGE (make deploy)
 #   import-flags  print the flags of `ctr images import` that also name
@@ -148,6 +152,18 @@ sboms() {
 	"$scratch/sbomcheck" -schemas "$(pinned_source "$root/scripts/images" github.com/CycloneDX/cyclonedx-go)/schema" "${files[@]}" ||
 		die "the SBOMs in $dir do not pass CycloneDX's schema (above)"
 	say "${#files[@]} SBOMs (CycloneDX) in $dir, checked against CycloneDX's schema"
+}
+
+# notes VERSION prints the release notes of VERSION: its section of
+# CHANGELOG.md, from the heading that names it ("## 0.3.0 (...)", or
+# "## Unreleased (catalog 0.3.0)" until it is released) to the next.
+notes() {
+	local text
+	text=$(awk -v v="$1" '
+		/^## / { if (found) exit; n = split($0, w, /[ ()]+/); for (i = 2; i <= n; i++) if (w[i] == v) found = 1 }
+		found { print }' "$root/CHANGELOG.md")
+	[ "$(wc -l <<<"$text")" -gt 2 ] || die "CHANGELOG.md has no section for $1 (a heading '## $1 (...)' and what changed): write it first (CONTRIBUTING.md, Releasing)"
+	echo "$text"
 }
 
 # tree_key names the source tree among kept builds: a worktree of a release
@@ -262,6 +278,7 @@ release() {
 		-out "$out" -created-at "$(date -u +%Y-%m-%dT%H:%M:%SZ)" -platforms "$platforms" "${gen[@]}" bundle) >&2
 	for dir in "$out"/bundles/*/"$version"*; do bundle_image "$dir" "$out/images"; done
 	sboms "$out/sbom"
+	notes "$version" >"$out/RELEASE-NOTES.md"
 	sums=$(cd "$out" && find . -type f | sed 's|^\./||' | sort | xargs sha256sum)
 	echo "$sums" >"$out/SHA256SUMS"
 	say "release $version in $out ($((SECONDS - start))s):"
@@ -283,6 +300,10 @@ push)
 	dir=${2:-$root/dist}/images
 	[ -n "$(find "$dir" -maxdepth 1 -name '*.tar' 2>/dev/null)" ] || die "no images in $dir: make release VERSION=x.y.z first"
 	(cd "$root/scripts/images" && GOWORK=off go run ./push "$dir"/*.tar)
+	;;
+notes)
+	[ $# = 2 ] || usage
+	notes "$2"
 	;;
 manifest)
 	[ $# = 4 ] || usage

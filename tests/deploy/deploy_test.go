@@ -258,6 +258,12 @@ func TestReleaseWroteItsArtefacts(t *testing.T) {
 			t.Errorf("%s is labelled the bundle of package %q, want %q", archive, got, op)
 		}
 	}
+	// The GitHub Release's notes: CHANGELOG.md's section of the version.
+	notes, err := os.ReadFile(filepath.Join(dist, "RELEASE-NOTES.md"))
+	if first, _, _ := strings.Cut(string(notes), "\n"); err != nil || !strings.HasPrefix(first, "## ") || !strings.Contains(first, " "+v) ||
+		strings.Count(string(notes), "\n## ") != 0 || !strings.Contains(string(notes), "\n### ") {
+		t.Errorf("RELEASE-NOTES.md (%v) is not CHANGELOG.md's one section of %s:\n%.300s", err, v, notes)
+	}
 	sums, err := os.ReadFile(filepath.Join(dist, "SHA256SUMS"))
 	if err != nil {
 		t.Errorf("make release wrote no SHA256SUMS: %v", err)
