@@ -24,7 +24,7 @@ type checker struct {
 	dir     string        // where the checks run: the repository root
 	env     []string      // their environment
 	out     io.Writer     // where the lines go
-	timeout time.Duration // for each check
+	timeout time.Duration // for each check (buildLimit for one that builds)
 	done    int           // checks run and done so far
 }
 
@@ -37,12 +37,36 @@ const (
 	failedAtMarker = "lab-check: failed at line "
 )
 
+// builds reports whether script builds something the first time it runs:
+// the cluster's tools and images (make cluster-up, kind-up, olm-up,
+// scripts/build-tools.sh: 12 to 18 minutes on a fresh 2-core machine, as
+// the lab texts say) or Go code (go build, test, vet or run, and make
+// lab-check, which builds the task's code: lab 10's go test of a new
+// kubebuilder project took 9m39s with empty Go caches while the machine
+// ran other work). Seconds after that first time.
+func builds(script string) bool {
+	for _, b := range []string{"make cluster-up", "make kind-up", "make olm-up", "scripts/build-tools.sh",
+		"go build", "go test", "go vet", "go run", "make lab-check"} {
+		if strings.Contains(script, b) {
+			return true
+		}
+	}
+	return false
+}
+
+// buildLimit is how long a block or a check that builds may run.
+const buildLimit = 40 * time.Minute
+
 // run runs c's commands from k.dir with `bash -euo pipefail`, as the test
 // runner runs the lab's blocks, and writes "done: <name>" when they succeed,
 // else "missing: <name>" and what they printed, indented. It reports
 // whether the check is done.
 func (k *checker) run(ctx context.Context, c check) bool {
-	ctx, cancel := context.WithTimeout(ctx, k.timeout)
+	limit := k.timeout
+	if builds(c.script) {
+		limit = max(limit, buildLimit)
+	}
+	ctx, cancel := context.WithTimeout(ctx, limit)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "bash", "-euo", "pipefail", "-c", failedAt+c.script)
 	cmd.Dir, cmd.Env = k.dir, k.env
@@ -60,7 +84,7 @@ func (k *checker) run(ctx context.Context, c check) bool {
 	text := k.failedLine(c, strings.TrimRight(string(out), "\n"))
 	switch {
 	case errors.Is(ctx.Err(), context.DeadlineExceeded):
-		text += fmt.Sprintf("\n(stopped after %s: this check should take seconds)", k.timeout)
+		text += fmt.Sprintf("\n(stopped after %s: this check should take seconds)", limit)
 	case text == "":
 		text = fmt.Sprintf("(%v)", err) // bash did not start, or printed nothing
 	}

@@ -150,6 +150,8 @@ func TestChecker(t *testing.T) {
 		{"a failure in a pipeline", "false | cat", false, "missing: a failure in a pipeline\n    (this failed: lab.md:18: false | cat)"},
 		{"an unset variable", "echo \"$not_set\"", false, "missing: an unset variable\n    ...not_set: unbound variable"},
 		{"a check that hangs", "sleep 30 | cat", false, "missing: a check that hangs\n    (stopped after 500ms: this check should take seconds)"},
+		// sleep stands for the build: go vet never runs.
+		{"a check that builds", "sleep 1 || go vet ./...", true, "done: a check that builds"},
 	}
 	var lab strings.Builder
 	lab.WriteString("# Lab 0: fake\n\n## Check\n\n```sh\n")
@@ -177,7 +179,7 @@ func TestChecker(t *testing.T) {
 			}
 		})
 	}
-	if got, want := k.summary(0, len(cs)), "lab 0: 1 of 7 checks done"; got != want {
+	if got, want := k.summary(0, len(cs)), "lab 0: 2 of 8 checks done"; got != want {
 		t.Errorf("summary %q, want %q", got, want)
 	}
 }

@@ -266,16 +266,11 @@ func runLab(t *testing.T, root, lab string) {
 
 // blockLimit is how long a block may run before the runner calls it
 // hung. A learner waits for a block as long as it takes; the limit only
-// ends one that never would. Ten minutes is plenty for every block but
-// those that build on their first run (the lab texts give their times: the
-// control plane, kind's node image, OLM's and the operators' images, 12 to
-// 18 minutes on a fresh 2-core machine, more while the machine runs other
-// work), which get 40.
+// ends one that never would: ten minutes, or buildLimit for a block that
+// builds.
 func blockLimit(script string) time.Duration {
-	for _, builds := range []string{"make cluster-up", "make kind-up", "make olm-up", "scripts/build-tools.sh"} {
-		if strings.Contains(script, builds) {
-			return 40 * time.Minute
-		}
+	if builds(script) {
+		return buildLimit
 	}
 	return 10 * time.Minute
 }

@@ -358,6 +358,9 @@ func TestBlockLimit(t *testing.T) {
 		"scripts/build-tools.sh kubebuilder kubernetes etcd\n":  40 * time.Minute,
 		"kubectl apply -f crds/\nkubectl wait --for=create x\n": 10 * time.Minute,
 		"make cluster-down\n": 10 * time.Minute,
+		"(cd labs/tasks/work/kubebuilder && go test ./internal/...)\n": 40 * time.Minute,
+		"! make lab-check LAB=10\n":                                    40 * time.Minute,
+		"kubectl get pods -l app=gordon -o name\n":                     10 * time.Minute,
 	} {
 		if got := blockLimit(script); got != want {
 			t.Errorf("blockLimit(%q) = %v, want %v", script, got, want)
