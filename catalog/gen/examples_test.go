@@ -3,7 +3,6 @@ package main
 import (
 	"encoding/json"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
@@ -21,7 +20,15 @@ func schemaValidators(t *testing.T, b bundle) map[string]validation.SchemaValida
 	}
 	out := map[string]validation.SchemaValidator{}
 	for _, f := range files {
-		if strings.HasSuffix(f, ".clusterserviceversion.yaml") {
+		// The CRDs, not the CSV nor the metrics Service and role.
+		docs, err := documents(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(docs) != 1 {
+			t.Fatalf("%s holds %d objects, want one", f, len(docs))
+		}
+		if kind, err := kindOf(docs[0]); err != nil || kind != "CustomResourceDefinition" {
 			continue
 		}
 		var crd apiextensionsv1.CustomResourceDefinition
