@@ -29,8 +29,9 @@ func main() {
 		os.Exit(2)
 	}
 	failed := false
+	dir := &schemaDir{dir: *schemas}
 	for _, file := range flag.Args() {
-		if err := check(*schemas, file); err != nil {
+		if err := check(dir, file); err != nil {
 			fmt.Fprintf(os.Stderr, "sbomcheck: %s: %v\n", file, err)
 			failed = true
 		}
@@ -41,7 +42,7 @@ func main() {
 }
 
 // check checks one SBOM file against the schemas in dir.
-func check(dir, file string) error {
+func check(dir *schemaDir, file string) error {
 	data, err := os.ReadFile(file)
 	if err != nil {
 		return err
@@ -56,8 +57,20 @@ func check(dir, file string) error {
 	if head.BOMFormat != cdx.BOMFormat {
 		return fmt.Errorf("bomFormat %q, want %s", head.BOMFormat, cdx.BOMFormat)
 	}
-	if err := valid(dir, head.SpecVersion, data); err != nil {
+	schema, err := dir.schema(head.SpecVersion)
+	if err != nil {
 		return err
+	}
+	result, err := schema.Validate(gojsonschema.NewBytesLoader(data))
+	if err != nil {
+		return fmt.Errorf("validating against CycloneDX %s's schema: %w", head.SpecVersion, err)
+	}
+	if !result.Valid() {
+		msgs := make([]string, 0, len(result.Errors()))
+		for _, e := range result.Errors() {
+			msgs = append(msgs, e.String())
+		}
+		return fmt.Errorf("CycloneDX %s's schema refuses it:\n  %s", head.SpecVersion, strings.Join(msgs, "\n  "))
 	}
 	var bom cdx.BOM
 	if err := json.Unmarshal(data, &bom); err != nil {
@@ -66,47 +79,49 @@ func check(dir, file string) error {
 	return describesBinary(&bom)
 }
 
-// valid validates data against the JSON schema of CycloneDX version.
-func valid(dir, version string, data []byte) error {
-	if !strings.HasPrefix(version, "1.") || strings.ContainsAny(version, "/\\") {
-		return fmt.Errorf("specVersion %q: not a CycloneDX 1.x version", version)
+// schemaDir is a directory of CycloneDX's JSON schemas, each compiled
+// once, when a document of its version is first checked.
+type schemaDir struct {
+	dir      string
+	compiled map[string]*gojsonschema.Schema
+}
+
+// schema is the compiled JSON schema of CycloneDX version.
+func (d *schemaDir) schema(version string) (*gojsonschema.Schema, error) {
+	if s, ok := d.compiled[version]; ok {
+		return s, nil
 	}
-	schema := "bom-" + version + ".schema.json"
-	if _, err := os.Stat(filepath.Join(dir, schema)); err != nil {
-		return fmt.Errorf("specVersion %s: no schema %s in %s", version, schema, dir)
+	if !strings.HasPrefix(version, "1.") || strings.ContainsAny(version, "/\\") {
+		return nil, fmt.Errorf("specVersion %q: not a CycloneDX 1.x version", version)
+	}
+	name := "bom-" + version + ".schema.json"
+	doc, err := os.ReadFile(filepath.Join(d.dir, name))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("specVersion %s: no schema %s in %s", version, name, d.dir)
+	} else if err != nil {
+		return nil, err
 	}
 	// The schema names the two it refers to by their $id on
 	// cyclonedx.org; they are read from dir, never fetched.
 	loader := gojsonschema.NewSchemaLoader()
 	for _, ref := range []string{"spdx.schema.json", "jsf-0.82.schemax.json"} {
-		doc, err := os.ReadFile(filepath.Join(dir, ref))
+		refDoc, err := os.ReadFile(filepath.Join(d.dir, ref))
 		if err != nil {
-			return err
+			return nil, err
 		}
-		if err := loader.AddSchemas(gojsonschema.NewBytesLoader(doc)); err != nil {
-			return fmt.Errorf("%s: %w", ref, err)
+		if err := loader.AddSchemas(gojsonschema.NewBytesLoader(refDoc)); err != nil {
+			return nil, fmt.Errorf("%s: %w", ref, err)
 		}
 	}
-	doc, err := os.ReadFile(filepath.Join(dir, schema))
+	s, err := loader.Compile(gojsonschema.NewBytesLoader(doc))
 	if err != nil {
-		return err
+		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	compiled, err := loader.Compile(gojsonschema.NewBytesLoader(doc))
-	if err != nil {
-		return fmt.Errorf("%s: %w", schema, err)
+	if d.compiled == nil {
+		d.compiled = map[string]*gojsonschema.Schema{}
 	}
-	result, err := compiled.Validate(gojsonschema.NewBytesLoader(data))
-	if err != nil {
-		return fmt.Errorf("validating against %s: %w", schema, err)
-	}
-	if !result.Valid() {
-		msgs := make([]string, 0, len(result.Errors()))
-		for _, e := range result.Errors() {
-			msgs = append(msgs, e.String())
-		}
-		return fmt.Errorf("%s refuses it:\n  %s", schema, strings.Join(msgs, "\n  "))
-	}
-	return nil
+	d.compiled[version] = s
+	return s, nil
 }
 
 // describesBinary checks what cyclonedx-gomod bin writes of a Go binary:

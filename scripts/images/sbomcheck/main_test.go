@@ -36,7 +36,7 @@ const good = `{
 }`
 
 func TestCheck(t *testing.T) {
-	dir := schemas(t)
+	dir := &schemaDir{dir: schemas(t)}
 	for name, tc := range map[string]struct {
 		old, new string
 		edit     func(map[string]any)
