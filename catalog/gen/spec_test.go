@@ -184,7 +184,7 @@ func TestBundlesAreWhatOLMReads(t *testing.T) {
 			if !maps.Equal(csv.Labels, wantPlatformLabels) {
 				t.Errorf("the CSV's labels %v, want the platforms make release builds images for, %v", csv.Labels, wantPlatformLabels)
 			}
-			metricsObjects(t, csv, services, roles)
+			checkMetricsObjects(t, csv, services, roles)
 		})
 	}
 	for pkg := range wantPackages {
@@ -203,7 +203,7 @@ var wantPlatformLabels = map[string]string{
 	"operatorframework.io/arch.arm64": "supported",
 }
 
-// TestPlatformLabelsAreTheRelease's: the labels above are what make
+// TestPlatformLabelsAreTheReleases: the labels above are what make
 // release's PLATFORMS builds, so that a platform added there is said in the
 // bundles too.
 func TestPlatformLabelsAreTheReleases(t *testing.T) {
@@ -229,11 +229,11 @@ func TestPlatformLabelsAreTheReleases(t *testing.T) {
 	}
 }
 
-// metricsObjects checks that a bundle ships what a Prometheus needs to
+// checkMetricsObjects checks that a bundle ships what a Prometheus needs to
 // scrape the operator OLM installs: one Service that selects the pods of
 // the CSV's Deployment on the port its container names for metrics, and
 // one ClusterRole that grants reading /metrics, nothing else.
-func metricsObjects(t *testing.T, csv v1alpha1.ClusterServiceVersion, services []corev1.Service, roles []rbacv1.ClusterRole) {
+func checkMetricsObjects(t *testing.T, csv v1alpha1.ClusterServiceVersion, services []corev1.Service, roles []rbacv1.ClusterRole) {
 	t.Helper()
 	if len(services) != 1 || len(roles) != 1 {
 		t.Fatalf("manifests/ holds %d Services and %d ClusterRoles, want the metrics Service and the metrics reader's role", len(services), len(roles))
