@@ -649,9 +649,19 @@ func TestEtcdResumeAfterOperatorRestart(t *testing.T) {
 	// The operator restarts before it creates the pod: a new process with a
 	// new executor and nothing remembered.
 	tc.exec = tc.executor()
-	ms, err = tc.members(ctx)
-	if err != nil {
-		t.Fatal(err)
+	// Before etcd 3.5 a member lists the members from its own copy, which
+	// a follower updates only when it applies the add: the new process may
+	// ask before it has (the list "may lag by a change", as Members says),
+	// and plans the add again, which the next reconcile corrects. Ask until
+	// the list holds the member, as that next reconcile would.
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		if ms, err = tc.members(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := find(ms, func(m Member) bool { return m.ID == added.ID }); ok || time.Now().After(deadline) {
+			break
+		}
+		t.Logf("the list after the restart lacks member %x yet: %v", added.ID, ms)
 	}
 	step := Next(5, ms, tc.opts)
 	if step.Action != Start || step.Member.Name != "ex-3" || step.Member.ID != added.ID {
