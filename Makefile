@@ -252,7 +252,7 @@ soak: ## Inject faults on the real node, seed after seed, for SOAK (1h), every i
 # it in MUTATE_PACKAGES to judge it (operators/gordon/internal/controller).
 MUTATE_PACKAGES ?= operators/common/conditions operators/common/reconciler operators/common/secrets \
 	operators/common/apply operators/etcd-cluster/internal/membership \
-	operators/gordon/internal/expectations operators/gordon/internal/replicas
+	operators/gordon/internal/replicas
 
 .PHONY: mutate
 mutate: ## Mutation testing (scripts/mutate) of MUTATE_PACKAGES, one mutant at a time through go test -overlay: a report per package in scripts/mutate/results. Long; not part of make test.

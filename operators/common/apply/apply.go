@@ -289,6 +289,7 @@ func FollowCache(ctx context.Context, informers cache.Informers, objs ...client.
 				seen(o)
 				if m, ok := o.(metav1.Object); ok {
 					last.forget(m.GetUID())
+					children.gone(m)
 				}
 			},
 		}); err != nil {
@@ -299,7 +300,7 @@ func FollowCache(ctx context.Context, informers cache.Informers, objs ...client.
 }
 
 // Reset forgets everything this process remembers of its own writes (what
-// it applied, created and wrote over), as a new process starts: testenv's
+// it applied, created, deleted and wrote over), as a new process starts: testenv's
 // Restart, which plays a restart in the same process, calls it. The
 // memories kept by a reconciler (secrets.Reader, conditions.Told) go with
 // the reconciler.
@@ -313,6 +314,9 @@ func Reset() {
 	written.mu.Lock()
 	clear(written.byKey)
 	written.mu.Unlock()
+	children.mu.Lock()
+	clear(children.byOwner)
+	children.mu.Unlock()
 }
 
 // size is how many objects ApplyChanged remembers, for the tests.

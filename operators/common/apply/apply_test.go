@@ -221,9 +221,12 @@ func TestResetForgetsEveryWrite(t *testing.T) {
 	last.last[obj.UID] = appliedAt{config: "c", content: "c"}
 	unseen.creating(obj)
 	Wrote(obj, "1")
+	owner := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "owner", UID: "u0"}}
+	CreatedChild(owner, obj)
 	stale := obj.DeepCopy()
 	stale.ResourceVersion = "1"
-	if !Stale(stale) || unseen.check(client.ObjectKeyFromObject(obj), obj) == nil || size() != 1 {
+	if !Stale(stale) || unseen.check(client.ObjectKeyFromObject(obj), obj) == nil || size() != 1 ||
+		ChildrenShown(owner, []*corev1.ConfigMap{}) == nil {
 		t.Fatal("the memories were not written")
 	}
 	Reset()
@@ -235,6 +238,9 @@ func TestResetForgetsEveryWrite(t *testing.T) {
 	}
 	if n := size(); n != 0 {
 		t.Errorf("%d applies remembered after Reset", n)
+	}
+	if err := ChildrenShown(owner, []*corev1.ConfigMap{}); err != nil {
+		t.Errorf("a child's creation is still awaited after Reset: %v", err)
 	}
 }
 

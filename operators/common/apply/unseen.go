@@ -22,9 +22,15 @@ type Unseen struct {
 	Kind  string
 	Key   client.ObjectKey
 	After time.Duration
+	// Deleted: this process deleted it, and its cache still shows it as
+	// it was (ChildrenShown).
+	Deleted bool
 }
 
 func (u *Unseen) Error() string {
+	if u.Deleted {
+		return fmt.Sprintf("%s %s, deleted by this operator, is still in its cache", u.Kind, u.Key)
+	}
 	return fmt.Sprintf("%s %s, created by this operator, is not in its cache yet", u.Kind, u.Key)
 }
 

@@ -5,8 +5,7 @@
 //     (the Degraded reasons Told included).
 //  2. Leave it alone when another operator Manages it, or when it is the
 //     copy this process's last write to it replaced (the cache has not
-//     seen the write yet, and the write's event brings it back), or Hold
-//     the pass while the cache catches up with this operator's own writes.
+//     seen the write yet, and the write's event brings it back).
 //  3. When it is being deleted: Run its Deletion step, Summarize it, write
 //     the status, and release the Finalizer once the step is done. Without
 //     a Deletion there is nothing to do: owner references take the
@@ -20,6 +19,10 @@
 //     when the pass is Settling: it created children, whose own watch
 //     events bring the object back at once, so what it would report is out
 //     of date already.
+//
+// An *apply.Unseen error ends a pass without a status write: a child this
+// process created or deleted is not shown so by the cache yet, and its
+// event brings the object back.
 //
 // A *conditions.Blocked or *conditions.Waiting error ends a pass without a
 // retry: Summarize reports it, and the watches bring the object back when a
@@ -90,9 +93,6 @@ type Steps[T Object, O any] struct {
 	// Manages says whether this operator acts on obj at all (the
 	// predicate of its watches can be the same function).
 	Manages func(obj client.Object) bool
-	// Hold may put a pass off (with the Result to return): for instance
-	// until the cache has seen the children the last pass made.
-	Hold func(obj T) (ctrl.Result, bool)
 	// Settling says that Normal, which ended without an error, created
 	// children whose own watch events bring the object back at once. The
 	// pass then writes no status: it would report a step ("the Pod is
@@ -160,11 +160,6 @@ func Run[T Object, O any](ctx context.Context, req ctrl.Request, s Steps[T, O]) 
 			return ctrl.Result{}, ignoreConflict(err)
 		}
 	}
-	if s.Hold != nil {
-		if res, hold := s.Hold(obj); hold {
-			return res, nil
-		}
-	}
 
 	before := obj.DeepCopyObject().(T)
 	observed, res, err := s.Normal(ctx, obj)
@@ -230,8 +225,8 @@ func (s Steps[T, O]) finalize(ctx context.Context, obj T) (ctrl.Result, error) {
 	return ctrl.Result{}, client.IgnoreNotFound(ignoreConflict(err))
 }
 
-// unseen ends a pass whose step met a child this process created that the
-// cache does not show yet (apply.Unseen): what the pass would report is
+// unseen ends a pass whose step met a child this process created or
+// deleted that the cache does not show so yet (apply.Unseen): what the pass would report is
 // out of date already, and the child's own event brings the object back
 // (or, should it never come, the Result's requeue).
 func unseen(err error) (ctrl.Result, bool) {

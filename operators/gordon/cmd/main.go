@@ -13,7 +13,6 @@ import (
 	"github.com/operator-workshops/workshop/operators/common/manager"
 	gordonv1 "github.com/operator-workshops/workshop/operators/gordon/api/v1"
 	"github.com/operator-workshops/workshop/operators/gordon/internal/controller"
-	"github.com/operator-workshops/workshop/operators/gordon/internal/expectations"
 )
 
 func main() {
@@ -27,10 +26,9 @@ func main() {
 		},
 		Setup: func(mgr ctrl.Manager, _ manager.Options) error {
 			return (&controller.GordonReconciler{
-				Client:       mgr.GetClient(),
-				Recorder:     mgr.GetEventRecorder(controller.FieldOwner),
-				Expectations: expectations.New(),
-				Requests:     requests,
+				Client:   mgr.GetClient(),
+				Recorder: mgr.GetEventRecorder(controller.FieldOwner),
+				Requests: requests,
 			}).SetupWithManager(mgr)
 		},
 		Cache: controller.Cache(),

@@ -85,9 +85,6 @@ func Cache() map[client.Object]cache.ByObject {
 // ahead of new Databases, reconciler.Owner), and the Secrets they name, so
 // that every change is handled as it happens, without polling.
 func (r *DatabaseReconciler) SetupWithManager(mgr ctrl.Manager) error {
-	if r.APIReader == nil {
-		r.APIReader = mgr.GetAPIReader()
-	}
 	reads, named, err := secrets.Named(mgr, r.APIReader, &dbv1.Database{}, &dbv1.DatabaseList{}, func(o client.Object) string {
 		return o.(*dbv1.Database).Spec.RootPasswordSecretRef.SecretName()
 	})

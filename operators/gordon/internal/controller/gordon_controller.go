@@ -10,8 +10,6 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -24,7 +22,6 @@ import (
 	"github.com/operator-workshops/workshop/operators/common/pods"
 	"github.com/operator-workshops/workshop/operators/common/reconciler"
 	gordonv1 "github.com/operator-workshops/workshop/operators/gordon/api/v1"
-	"github.com/operator-workshops/workshop/operators/gordon/internal/expectations"
 	"github.com/operator-workshops/workshop/operators/gordon/internal/replicas"
 )
 
@@ -32,9 +29,6 @@ import (
 type GordonReconciler struct {
 	client.Client
 	Recorder events.EventRecorder
-	// Expectations holds the creations and deletions not yet seen in the
-	// cache; see package expectations for why.
-	Expectations *expectations.Expectations
 	// Requests are what each gordon pod requests of its node.
 	Requests pods.Requests
 
@@ -68,8 +62,6 @@ func Cache() map[client.Object]cache.ByObject {
 func (r *GordonReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	return reconciler.Run(ctx, req, reconciler.Steps[*gordonv1.Gordon, *replicas.Plan]{
 		Client: r.Client, Recorder: r.Recorder, Told: &r.told,
-		Forget:    r.Expectations.Forget,
-		Hold:      r.holdForCache,
 		Normal:    r.reconcilePods,
 		Settling:  creating,
 		Summarize: summarize,
@@ -77,31 +69,25 @@ func (r *GordonReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 }
 
 // creating reports whether the pass created pods, and only that: their
-// creation events bring the Gordon back at once (holdForCache waits for
-// them), and that pass reports them, so this one writes no status
+// creation events bring the Gordon back at once (the pass waits for the
+// cache to show them), and that pass reports them, so this one writes no status
 // (reconciler.Steps.Settling). A pass that deletes pods reports at once:
 // a deleted pod may take its grace period to go.
 func creating(plan *replicas.Plan) bool {
 	return plan != nil && plan.Create > 0 && len(plan.Delete) == 0
 }
 
-// holdForCache puts the pass off while the cache has not yet seen the pods
-// the last pass created or deleted: counting now would create or delete
-// them twice. Their events bring the Gordon back; should one be lost, the
-// expectations' TTL does.
-func (r *GordonReconciler) holdForCache(g *gordonv1.Gordon) (ctrl.Result, bool) {
-	if r.Expectations.Satisfied(client.ObjectKeyFromObject(g)) {
-		return ctrl.Result{}, false
-	}
-	return reconciler.Poll(expectations.TTL), true
-}
-
 // reconcilePods creates and deletes pods until g has as many as it asks
 // for, and returns the plan it followed; nil when the pods could not be
-// listed.
+// listed, or when the cache does not show yet the pods the last pass
+// created or deleted: counting then would create or delete them twice
+// (apply.ChildrenShown). Their events bring the Gordon back.
 func (r *GordonReconciler) reconcilePods(ctx context.Context, g *gordonv1.Gordon) (*replicas.Plan, ctrl.Result, error) {
 	owned, err := r.podsOf(ctx, g)
 	if err != nil {
+		return nil, ctrl.Result{}, err
+	}
+	if err := apply.ChildrenShown(g, owned); err != nil {
 		return nil, ctrl.Result{}, err
 	}
 	plan := replicas.Compute(owned, int(g.Spec.Gordon.Replicas))
@@ -125,7 +111,6 @@ func (r *GordonReconciler) podsOf(ctx context.Context, g *gordonv1.Gordon) ([]*c
 // first batch with a failure. The pods it made are told in one Event: an
 // Event per pod doubled the operator's writes.
 func (r *GordonReconciler) createPods(ctx context.Context, g *gordonv1.Gordon, n int) error {
-	key := client.ObjectKeyFromObject(g)
 	var made []string
 	defer func() {
 		if len(made) > 0 {
@@ -137,7 +122,6 @@ func (r *GordonReconciler) createPods(ctx context.Context, g *gordonv1.Gordon, n
 		err  error
 	}
 	for _, size := range replicas.Batches(n) {
-		r.Expectations.ExpectCreations(key, size)
 		results := make(chan created, size)
 		for range size {
 			go func() {
@@ -149,8 +133,6 @@ func (r *GordonReconciler) createPods(ctx context.Context, g *gordonv1.Gordon, n
 		for range size {
 			res := <-results
 			if res.err != nil {
-				// This pod will never show up in the cache.
-				r.Expectations.CreationObserved(key)
 				failed = errors.Join(failed, res.err)
 				continue
 			}
@@ -177,13 +159,13 @@ func (r *GordonReconciler) createPod(ctx context.Context, g *gordonv1.Gordon) (s
 		}
 		return "", fmt.Errorf("creating a pod for Gordon %s: %w", g.Name, err)
 	}
+	apply.CreatedChild(g, pod)
 	ctrl.LoggerFrom(ctx).Info("scheduled pod", "pod", pod.Name)
 	return pod.Name, nil
 }
 
 // deletePods deletes victims, and tells those it deleted in one Event.
 func (r *GordonReconciler) deletePods(ctx context.Context, g *gordonv1.Gordon, victims []*corev1.Pod) error {
-	key := client.ObjectKeyFromObject(g)
 	var (
 		errs    error
 		removed []string
@@ -193,13 +175,12 @@ func (r *GordonReconciler) deletePods(ctx context.Context, g *gordonv1.Gordon, v
 		if pods.Ended(pod) {
 			why = fmt.Sprintf("it ended (%s)", pod.Status.Phase)
 		}
-		r.Expectations.ExpectDeletion(key, pod.UID)
 		err := r.Delete(ctx, pod, client.Preconditions{UID: &pod.UID})
 		if client.IgnoreNotFound(err) != nil {
-			r.Expectations.DeletionObserved(key, pod.UID)
 			errs = errors.Join(errs, fmt.Errorf("deleting pod %s: %w", pod.Name, err))
 			continue
 		}
+		apply.DeletedChild(g, pod)
 		ctrl.LoggerFrom(ctx).Info("removed pod", "pod", pod.Name, "reason", why)
 		removed = append(removed, fmt.Sprintf("%s (%s)", pod.Name, why))
 	}
@@ -224,24 +205,13 @@ func listed(items []string, noun string) string {
 	return head + strings.Join(sorted[:shown], ", ") + fmt.Sprintf(" and %d more", len(sorted)-shown)
 }
 
-// SetupWithManager watches Gordons and their pods. Pod events also feed the
-// expectations, which is why pods are watched with a handler of our own
-// rather than Owns; a pod's change goes ahead of new Gordons
-// (reconciler.Progress).
+// SetupWithManager watches Gordons and the pods they control; a pod's
+// change goes ahead of new Gordons (reconciler.Owner).
 func (r *GordonReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if err := manager.IndexControllers(context.Background(), mgr.GetFieldIndexer(), &corev1.Pod{}); err != nil {
 		return err
 	}
 	return reconciler.Controller(mgr, &gordonv1.Gordon{}).
-		Watches(&corev1.Pod{}, reconciler.Progress(&podHandler{expectations: r.Expectations})).
+		Watches(&corev1.Pod{}, reconciler.Owner(mgr, &gordonv1.Gordon{})).
 		Complete(r)
-}
-
-// ownerKey returns the Gordon that controls pod, if any.
-func ownerKey(pod client.Object) (types.NamespacedName, bool) {
-	ref := metav1.GetControllerOf(pod)
-	if ref == nil || ref.Kind != "Gordon" || ref.APIVersion != gordonv1.GroupVersion.String() {
-		return types.NamespacedName{}, false
-	}
-	return types.NamespacedName{Namespace: pod.GetNamespace(), Name: ref.Name}, true
 }

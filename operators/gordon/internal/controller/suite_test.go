@@ -9,7 +9,6 @@ import (
 
 	"github.com/operator-workshops/workshop/operators/common/testenv"
 	gordonv1 "github.com/operator-workshops/workshop/operators/gordon/api/v1"
-	"github.com/operator-workshops/workshop/operators/gordon/internal/expectations"
 )
 
 // suite runs the Gordon controller against envtest for the integration
@@ -19,10 +18,9 @@ var suite = &testenv.Suite{
 	AddToScheme: []func(*runtime.Scheme) error{gordonv1.AddToScheme},
 	Setup: func(mgr ctrl.Manager) error {
 		return (&GordonReconciler{
-			Client:       mgr.GetClient(),
-			Recorder:     mgr.GetEventRecorder(FieldOwner),
-			Expectations: expectations.New(),
-			Requests:     DefaultRequests,
+			Client:   mgr.GetClient(),
+			Recorder: mgr.GetEventRecorder(FieldOwner),
+			Requests: DefaultRequests,
 		}).SetupWithManager(mgr)
 	},
 	Cache: Cache,

@@ -134,9 +134,6 @@ func Cache() map[client.Object]cache.ByObject {
 // MySQLs (reconciler.Progress). It also watches the Secrets the passwords
 // come from.
 func (r *MySQLReconciler) SetupWithManager(mgr ctrl.Manager) error {
-	if r.APIReader == nil {
-		r.APIReader = mgr.GetAPIReader()
-	}
 	// The server's ReplicaSets and pods, and the Jobs' pods, are listed by
 	// their controller (serverPods, report).
 	if err := manager.IndexControllers(context.Background(), mgr.GetFieldIndexer(), &appsv1.ReplicaSet{}, &corev1.Pod{}); err != nil {
