@@ -20,8 +20,9 @@ APIS := $(patsubst operators/%/api,%,$(wildcard operators/*/api))
 # operator-registry's image libraries need without gpgme.
 CATALOG_GEN := catalog/gen
 CATALOG_TAGS := containers_image_openpgp
-# Lab 8's operator, also outside go.work (kustomize's dependencies).
-LAB_MODULES := labs/kustomize
+# Modules outside go.work too, for their dependencies: lab 8's operator
+# (kustomize's) and the Helm charts' generator (Helm's and kustomize's).
+STANDALONE_MODULES := labs/kustomize charts/gen
 # The registry the bundles and the catalog name images in.
 REGISTRY ?= ghcr.io/operator-workshops
 
@@ -40,7 +41,7 @@ tools: ## Build the pinned tools and control plane into bin/ (minutes the first 
 ##@ Development
 
 .PHONY: generate
-generate: generate-code bundle catalog ## Regenerate deepcopy code, the CRDs in crds/, each operator's RBAC, the OLM bundles and the catalog.
+generate: generate-code bundle catalog charts ## Regenerate deepcopy code, the CRDs in crds/, each operator's RBAC, the OLM bundles, the catalog and the Helm charts.
 
 .PHONY: generate-code
 generate-code: ## Regenerate deepcopy code, the CRDs in crds/ and each operator's RBAC (its own, and its users' editor and viewer roles).
@@ -85,20 +86,24 @@ images: ## Build the operator, bundle and catalog images as docker archives in b
 images-push: ## Build the operator, bundle and catalog images and push them to REGISTRY (docker login first).
 	scripts/olm-images.sh push
 
+.PHONY: charts
+charts: ## Write a Helm chart per operator, charts/NAME, from its config/ (both variants), its CRDs and its CSV base (charts/gen).
+	cd charts/gen && GOWORK=off go run . -root $(ROOT) -registry $(REGISTRY)
+
 .PHONY: catalog
 catalog: ## Render the file-based catalog catalog/index from catalog/template.yaml and the bundles.
 	cd $(CATALOG_GEN) && GOWORK=off go run -tags $(CATALOG_TAGS) . -root $(ROOT) -registry $(REGISTRY) catalog
 
 .PHONY: verify-generate
 verify-generate: generate ## Fail when generated files differ from what is committed.
-	@if [ -n "$$(git status --porcelain -- crds operators catalog)" ]; then \
-		git status --short -- crds operators catalog; git diff --stat -- crds operators catalog; \
+	@if [ -n "$$(git status --porcelain -- crds operators catalog charts)" ]; then \
+		git status --short -- crds operators catalog charts; git diff --stat -- crds operators catalog charts; \
 		echo "generated files are stale: run 'make generate' and commit the result"; exit 1; \
 	fi
 
 .PHONY: fmt
 fmt: ## Format the Go code.
-	gofmt -w $(MODULES) $(CATALOG_GEN) $(LAB_MODULES)
+	gofmt -w $(MODULES) $(CATALOG_GEN) $(STANDALONE_MODULES)
 
 # The operators' Job scripts are shellchecked by their own tests
 # (TestShellcheck), as the Jobs run them, common part included.
@@ -107,7 +112,7 @@ lint: ## Lint the Go code of every module, the shell scripts and the GitHub work
 	scripts/build-tools.sh golangci-lint actionlint
 	for m in $(MODULES); do (cd $$m && golangci-lint run --config $(ROOT)/.golangci.yml ./...); done
 	cd $(CATALOG_GEN) && GOWORK=off golangci-lint run --config $(ROOT)/.golangci.yml --build-tags $(CATALOG_TAGS) ./...
-	for m in $(LAB_MODULES); do (cd $$m && GOWORK=off golangci-lint run --config $(ROOT)/.golangci.yml ./...); done
+	for m in $(STANDALONE_MODULES); do (cd $$m && GOWORK=off golangci-lint run --config $(ROOT)/.golangci.yml ./...); done
 	@command -v shellcheck >/dev/null || { echo "shellcheck is missing: apt-get install shellcheck"; exit 1; }
 	shellcheck scripts/*.sh .ci/run scripts/kind-docker/docker scripts/kind-docker/prologue scripts/images/kube-proxy/kube-proxy
 	actionlint
@@ -163,7 +168,7 @@ verify-tree: ## Fail when git tracks a build output: a binary, or a file over 1 
 test-unit: ## Unit tests of every module (no cluster; the e2e module is test-e2e's).
 	for m in $(filter-out tests,$(MODULES)); do (cd $$m && go test -short -timeout 10m ./...); done
 	cd $(CATALOG_GEN) && GOWORK=off go test -count=1 -timeout 15m -tags $(CATALOG_TAGS) ./...
-	for m in $(LAB_MODULES); do (cd $$m && GOWORK=off go test -timeout 5m ./...); done
+	for m in $(STANDALONE_MODULES); do (cd $$m && GOWORK=off go test -timeout 5m ./...); done
 	cd tests && go test -short -timeout 5m ./labs/
 	scripts/lanes_test.sh
 

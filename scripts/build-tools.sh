@@ -8,14 +8,15 @@
 # copies what another clone built with the same Go, kept in
 # ~/.cache/workshop-tools ($WORKSHOP_TOOLS_CACHE).
 #
-# usage: scripts/build-tools.sh [kubernetes|kubernetes-node|kubectl|coredns|etcd|etcd-3.2|etcd-3.3|etcd-3.5|kwok|controller-gen|golangci-lint|actionlint|cyclonedx-gomod|kind|kubebuilder|olm|local-provisioner|ferretdb]...
+# usage: scripts/build-tools.sh [kubernetes|kubernetes-node|kubectl|coredns|etcd|etcd-3.2|etcd-3.3|etcd-3.5|kwok|controller-gen|golangci-lint|actionlint|cyclonedx-gomod|helm|kind|kubebuilder|olm|local-provisioner|ferretdb]...
 #        scripts/build-tools.sh --binaries TOOL   prints the binaries TOOL builds into bin/
 # With no argument it builds all but kubernetes-node, coredns and ferretdb, which only
 # the local cluster's real node and the kind node image need (scripts/node.sh
 # and scripts/images.sh build them), kind and kubectl alone (a few minutes, not
 # the control plane's twelve), which only kind users without them need,
 # kubebuilder, which only lab 10 needs, cyclonedx-gomod, which only make
-# release needs (an SBOM of each operator binary), etcd-3.2, etcd-3.3 and etcd-3.5
+# release needs (an SBOM of each operator binary), helm, which only
+# tests/deploy needs (the charts installed as an admin does), etcd-3.2, etcd-3.3 and etcd-3.5
 # (etcd-3.2.13, the workshops' release, etcd-3.3.27 and etcd-3.5.21, with
 # their etcdctl), which only the etcd operator's membership tests need,
 # olm, which only make olm-up needs, and the project's own local-provisioner
@@ -50,6 +51,7 @@ binaries() {
 	golangci-lint) echo golangci-lint ;;
 	actionlint) echo actionlint ;;
 	cyclonedx-gomod) echo cyclonedx-gomod ;;
+	helm) echo helm ;;
 	kind) echo kind ;;
 	kubebuilder) echo kubebuilder ;;
 	olm) echo olm catalog cpb ;;

@@ -276,6 +276,8 @@ release() {
 	done
 	(cd "$root/catalog/gen" && GOWORK=off go run -tags containers_image_openpgp . -root "$root" -registry "$registry" \
 		-out "$out" -created-at "$(date -u +%Y-%m-%dT%H:%M:%SZ)" -platforms "$platforms" "${gen[@]}" bundle) >&2
+	(cd "$root/charts/gen" && GOWORK=off go run . -root "$root" -registry "$registry" -version "$version" \
+		-out "$out/charts" "${gen[@]}") >&2
 	for dir in "$out"/bundles/*/"$version"*; do bundle_image "$dir" "$out/images"; done
 	sboms "$out/sbom"
 	notes "$version" >"$out/RELEASE-NOTES.md"

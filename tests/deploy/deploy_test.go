@@ -12,7 +12,8 @@
 // changes nothing; the other three operators switched to config/cluster-wide
 // by make deploy serve another namespace; make deploy upgrades the
 // mysql-backup operator of the previous release (catalog/RELEASES) with a
-// MySQL's data kept; and make uninstall, last, deletes the CRDs.
+// MySQL's data kept; make uninstall deletes the CRDs; and last, gordon's
+// Helm chart from the release is installed, upgraded and uninstalled.
 package deploy
 
 import (
@@ -245,7 +246,7 @@ func TestReleaseWroteItsArtefacts(t *testing.T) {
 	v := version
 	for _, op := range operators {
 		for _, f := range []string{op + ".yaml", op + "-cluster-wide.yaml", "images/" + op + "-operator.tar",
-			"bundles/" + op + "/" + v + "/manifests/" + op + ".clusterserviceversion.yaml"} {
+			"bundles/" + op + "/" + v + "/manifests/" + op + ".clusterserviceversion.yaml", chartFile(op, v)} {
 			if _, err := os.Stat(filepath.Join(dist, f)); err != nil {
 				t.Errorf("make release wrote no %s: %v", f, err)
 			}
@@ -271,11 +272,16 @@ func TestReleaseWroteItsArtefacts(t *testing.T) {
 	for _, op := range operators {
 		sbom := "sbom/" + op + "-operator.linux-" + runtime.GOARCH + ".cdx.json"
 		releasedSBOM(t, filepath.Join(dist, sbom), op)
-		if !strings.Contains(string(sums), "  "+sbom+"\n") {
-			t.Errorf("SHA256SUMS lists no %s", sbom)
+		for _, f := range []string{sbom, chartFile(op, version)} {
+			if !strings.Contains(string(sums), "  "+f+"\n") {
+				t.Errorf("SHA256SUMS lists no %s", f)
+			}
 		}
 	}
 }
+
+// chartFile is the Helm chart of op in release v, in dist.
+func chartFile(op, v string) string { return "charts/" + op + "-operator-" + v + ".tgz" }
 
 // releasedSBOM checks the SBOM of op's binary in a release: CycloneDX, of
 // the operator's module at the release's version, listing the modules it
@@ -746,7 +752,7 @@ func TestUpgradeFromPreviousReleaseKeepsData(t *testing.T) {
 	})
 }
 
-// make uninstall, last: every CRD goes, and with it every custom resource
+// make uninstall: every CRD goes, and with it every custom resource
 // (a Gordon no operator serves, here), while the operators still run; then
 // the API server serves none of the four kinds.
 func TestUninstallDeletesTheCRDs(t *testing.T) {
@@ -770,4 +776,106 @@ func TestUninstallDeletesTheCRDs(t *testing.T) {
 		!strings.Contains(out, "the server doesn't have a resource type") && !strings.Contains(out, "the server could not find the requested resource") {
 		t.Errorf("after make uninstall, kubectl get gordons: %v\n%s", err, out)
 	}
+}
+
+// helmCommands are the commands README.md shows to install, upgrade and
+// uninstall an operator with the Helm chart of release version.
+func helmCommands(version string) []string {
+	chart := "dist/charts/gordon-operator-" + version + ".tgz"
+	return []string{
+		"helm install gordon " + chart + " -n gordon-operator-system --create-namespace",
+		"helm upgrade gordon " + chart + " -n gordon-operator-system --reuse-values --set clusterWide=true",
+		"helm uninstall gordon -n gordon-operator-system",
+	}
+}
+
+// Helm, after make uninstall: README.md's commands install the gordon
+// chart make release packaged where make undeploy removed the operator its
+// manifest installed, and the chart installs the CRD again (Helm installs
+// a chart's crds/ when they are absent). Its operator runs the release's
+// image by the digest the manifest names too, and makes a Gordon Ready;
+// the upgrade to cluster-wide rolls the operator and keeps the Gordon's
+// pods, and the operator then serves another namespace too; the uninstall
+// removes the operator and leaves the CRD and the Gordon (Helm's
+// convention).
+func TestHelmInstallUpgradeUninstall(t *testing.T) {
+	needDeployed(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
+	defer cancel()
+	readme, err := os.ReadFile(filepath.Join(suite.Root, "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	commands := helmCommands(version)
+	for _, c := range commands {
+		if !strings.Contains(string(readme), "\n"+c) {
+			t.Fatalf("README.md does not show %s", c)
+		}
+	}
+	run := func(name string, args ...string) {
+		t.Helper()
+		if out, err := suite.Run(ctx, name, args...); err != nil {
+			t.Fatalf("%v\n%s", err, out)
+		}
+	}
+	run("scripts/build-tools.sh", "helm")
+	run("make", "undeploy", "CLUSTER_NAME="+suite.Name(), "DEPLOY=gordon gordon:cluster-wide")
+	const ns, name = "gordon-operator-system", "gordon-operator"
+	// Each command as shown, the release's files where make release wrote
+	// them.
+	helm := func(i int) {
+		args := strings.Fields(commands[i])[1:]
+		for j, a := range args {
+			if rest, ok := strings.CutPrefix(a, "dist/"); ok {
+				args[j] = filepath.Join(dist, rest)
+			}
+		}
+		run(filepath.Join(suite.Root, "bin", "helm"), args...)
+	}
+
+	helm(0)
+	kubectl(t, 4*time.Minute, "rollout", "status", "-n", ns, "deployment/"+name, "--timeout=3m")
+	manifest, err := os.ReadFile(filepath.Join(dist, "gordon.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := regexp.MustCompile(`(?m)^\s*image: (\S+@sha256:\S+)$`).FindSubmatch(manifest)
+	if want == nil {
+		t.Fatal("the release's gordon.yaml names no image by digest")
+	}
+	if got := deployedImage(t, ns, name); got != string(want[1]) {
+		t.Errorf("the chart's operator runs %s, want the release's %s", got, want[1])
+	}
+	kubectl(t, time.Minute, "apply", "-n", "default", "-f", filepath.Join(suite.Root, gordonSample))
+	kubectl(t, 4*time.Minute, "wait", "-n", "default", "--for=condition=Ready", "gordon/gordoncluster", "--timeout=3m")
+	pods := func() string {
+		return kubectl(t, time.Minute, "get", "pods", "-n", "default", "-l", "app.kubernetes.io/name=gordon,app.kubernetes.io/instance=gordoncluster",
+			"-o", "jsonpath={.items[*].metadata.uid}")
+	}
+	before := pods()
+	if len(strings.Fields(before)) != 3 {
+		t.Fatalf("the Gordon's pods: %q, want 3", before)
+	}
+
+	operator := kubectl(t, time.Minute, "get", "pods", "-n", ns, "-l", "app.kubernetes.io/name="+name, "-o", "jsonpath={.items[*].metadata.uid}")
+	helm(1)
+	kubectl(t, 4*time.Minute, "rollout", "status", "-n", ns, "deployment/"+name, "--timeout=3m")
+	if after := kubectl(t, time.Minute, "get", "pods", "-n", ns, "-l", "app.kubernetes.io/name="+name,
+		"-o", "jsonpath={.items[*].metadata.uid}"); after == operator {
+		t.Errorf("the upgrade to cluster-wide did not roll the operator (pod %s)", after)
+	}
+	other := namespace(t)
+	kubectl(t, time.Minute, "apply", "-n", other, "-f", filepath.Join(suite.Root, gordonSample))
+	kubectl(t, 4*time.Minute, "wait", "-n", other, "--for=condition=Ready", "gordon/gordoncluster", "--timeout=3m")
+	kubectl(t, 4*time.Minute, "wait", "-n", "default", "--for=condition=Ready", "gordon/gordoncluster", "--timeout=3m")
+	if after := pods(); after != before {
+		t.Errorf("the upgrade replaced the Gordon's pods: %s, were %s", after, before)
+	}
+
+	helm(2)
+	if out, err := suite.Run(ctx, "kubectl", "get", "deployment", "-n", ns, name); err == nil {
+		t.Errorf("after helm uninstall the operator's Deployment is still there:\n%s", out)
+	}
+	kubectl(t, time.Minute, "get", "crd", "gordons.operator.prgcont.cz")
+	kubectl(t, time.Minute, "get", "-n", "default", "gordon/gordoncluster")
 }
