@@ -21,6 +21,11 @@ import (
 // The operator's own writes to a Secret are Remembered with the API
 // server's answer: until the cache shows them, it shows an older version,
 // which is read from the API server rather than served stale.
+//
+// Reader is the data half of the Secrets' cache, held by a reconciler and
+// gone with it: it serves nothing the metadata cache does not vouch for,
+// so it is no second memory of the process's own writes (apply's is that,
+// with apply.Reset).
 type Reader struct {
 	// Metadata is the manager's cache, which has Secrets' metadata
 	// (builder.OnlyMetadata watches); API reads around it.
