@@ -103,7 +103,7 @@ func load(root, op, name string) (variant, error) {
 					continue
 				}
 				switch {
-				case m[2] == v.namespace && re != watchArg:
+				case m[2] == v.namespace:
 					o.lines[i] = m[1] + namespaceRef
 				case re == electionArg:
 					return v, fmt.Errorf("config/%s: leader election in %s, not in the operator's namespace %s", name, m[2], v.namespace)
@@ -224,7 +224,7 @@ func wrap(cond string, lines []string) []string {
 // and the roles that let the operator check a scraper's token and let a
 // scraper read them.
 func metricsObject(op string, o object) bool {
-	return strings.HasPrefix(o.name, op+"-operator-metrics") || strings.HasPrefix(o.name, op+"-metrics")
+	return strings.HasPrefix(o.name, op+"-operator-metrics")
 }
 
 // values is what values.yaml sets, found in the config.
