@@ -9,10 +9,10 @@ import (
 	"testing"
 )
 
-// The README's figures are the reports': each report of results/ has its
-// row in the README's mutation table, and each row a report.
-func TestReadmeQuotesTheResults(t *testing.T) {
-	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+// CONTRIBUTING.md's figures are the reports': each report of results/ has
+// its row in the mutation table of CONTRIBUTING.md, and each row a report.
+func TestContributingQuotesTheResults(t *testing.T) {
+	readme, err := os.ReadFile(filepath.Join("..", "..", "CONTRIBUTING.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -38,12 +38,12 @@ func TestReadmeQuotesTheResults(t *testing.T) {
 		row := fmt.Sprintf("| `%s` | %s | %s | %s | %s | %s | %s |", m[1], m[2], m[3], m[4], m[5], m[6], m[7])
 		want[row] = true
 		if !strings.Contains(string(readme), row+"\n") {
-			t.Errorf("README.md lacks the row of %s:\n%s", r, row)
+			t.Errorf("CONTRIBUTING.md lacks the row of %s:\n%s", r, row)
 		}
 	}
 	for _, line := range strings.Split(string(readme), "\n") {
 		if strings.HasPrefix(line, "| `operators/") && strings.HasSuffix(line, "% |") && !want[line] {
-			t.Errorf("README.md quotes a figure no report of results/ says: %s", line)
+			t.Errorf("CONTRIBUTING.md quotes a figure no report of results/ says: %s", line)
 		}
 	}
 }
