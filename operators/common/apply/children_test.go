@@ -77,3 +77,33 @@ func TestChildrenShown(t *testing.T) {
 		t.Errorf("expired: %v", u)
 	}
 }
+
+// The memories of owners no pass came back to are dropped by the next note
+// once unseenFor has passed since the last sweep, and only those that
+// ended.
+func TestChildrenSweep(t *testing.T) {
+	Reset()
+	owner := func(name string) *corev1.ConfigMap {
+		return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name, UID: types.UID(name)}}
+	}
+	gone, live := owner("gone"), owner("live")
+	child := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "p"}}
+	held := func(o *corev1.ConfigMap) bool {
+		_, ok := children.byOwner[keyOfOwner(o)]
+		return ok
+	}
+	CreatedChild(gone, child)
+	children.byOwner[keyOfOwner(gone)].until = time.Now() // ended
+	CreatedChild(live, child)
+	if !held(gone) {
+		t.Error("swept sooner than unseenFor after the last sweep")
+	}
+	children.swept = time.Now().Add(-unseenFor - time.Second)
+	CreatedChild(live, child)
+	if held(gone) {
+		t.Error("a memory that ended outlived the sweep")
+	}
+	if !held(live) {
+		t.Error("the sweep dropped a memory that has not ended")
+	}
+}
