@@ -273,7 +273,13 @@ func parameterize(op string, lines []string) ([]string, values, error) {
 			continue
 		}
 		if electionLine.MatchString(l) {
-			out = append(out, "{{- if .Values.leaderElection }}", l, end)
+			// The election's flags, one block for those in a row.
+			out = append(out, "{{- if .Values.leaderElection }}", l)
+			for i+1 < len(lines) && electionLine.MatchString(lines[i+1]) {
+				i++
+				out = append(out, lines[i])
+			}
+			out = append(out, end)
 			continue
 		}
 		if m := resourcesLine.FindStringSubmatch(l); m != nil {
