@@ -22,10 +22,10 @@ import (
 )
 
 // A pass that comes while the cache has not shown the pods the last pass
-// created waits for them (the expectations): counting what the cache shows
+// created waits for them (apply.ChildrenShown): counting what the cache shows
 // would create them again. The cache here never shows a pod, so a second
 // pass that counted it would create three more. (Checked: with
-// holdForCache never holding, this test fails with 9 creations.)
+// ChildrenShown never holding, this test fails with 9 creations.)
 func TestAPassWaitsUntilTheCacheShowsItsPods(t *testing.T) {
 	s := holdScheme(t)
 	g := &gordonv1.Gordon{ObjectMeta: metav1.ObjectMeta{Name: "g", Namespace: "ns", Generation: 1}}
