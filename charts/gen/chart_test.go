@@ -97,7 +97,7 @@ func TestChartsInstallWhatTheConfigDoes(t *testing.T) {
 				for k, o := range want {
 					if strings.HasPrefix(k, "Deployment/") {
 						ns = o["metadata"].(map[string]any)["namespace"].(string)
-						setImage(t, o, "ghcr.io/operator-workshops/"+op+"-operator:v"+chartVersion(t, op))
+						setImage(o, "ghcr.io/operator-workshops/"+op+"-operator:v"+chartVersion(t, op))
 					}
 				}
 				got := renderChart(t, op, ns, map[string]any{"clusterWide": variant == "cluster-wide"})
@@ -128,9 +128,6 @@ func TestValues(t *testing.T) {
 			t.Fatalf("no Deployment %s-operator", op)
 		}
 		return d
-	}
-	container := func(d map[string]any) map[string]any {
-		return d["spec"].(map[string]any)["template"].(map[string]any)["spec"].(map[string]any)["containers"].([]any)[0].(map[string]any)
 	}
 	args := func(d map[string]any) []string {
 		var out []string
@@ -216,11 +213,10 @@ func TestPackagedChartRunsTheReleasedImage(t *testing.T) {
 	}
 	packed := renderPath(t, filepath.Join(out, "gordon-operator-0.3.0.tgz"), op, "ns", nil)
 	d := packed["Deployment/gordon-operator"]
-	image := d["spec"].(map[string]any)["template"].(map[string]any)["spec"].(map[string]any)["containers"].([]any)[0].(map[string]any)["image"]
-	if image != ref {
+	if image := container(d)["image"]; image != ref {
 		t.Errorf("the packaged chart runs %v, want %s", image, ref)
 	}
-	setImage(t, d, "ghcr.io/operator-workshops/gordon-operator:v"+chartVersion(t, op))
+	setImage(d, "ghcr.io/operator-workshops/gordon-operator:v"+chartVersion(t, op))
 	if want := renderChart(t, op, "ns", nil); !reflect.DeepEqual(packed, want) {
 		t.Error("the packaged chart renders other objects than charts/gordon but for the image")
 	}
@@ -293,11 +289,12 @@ func renderPath(t *testing.T, path, op, ns string, vals map[string]any) map[stri
 	return out
 }
 
-func setImage(t *testing.T, deployment map[string]any, image string) {
-	t.Helper()
-	c := deployment["spec"].(map[string]any)["template"].(map[string]any)["spec"].(map[string]any)["containers"].([]any)[0].(map[string]any)
-	c["image"] = image
+// container is the first container of a Deployment's pods, as decoded.
+func container(deployment map[string]any) map[string]any {
+	return deployment["spec"].(map[string]any)["template"].(map[string]any)["spec"].(map[string]any)["containers"].([]any)[0].(map[string]any)
 }
+
+func setImage(deployment map[string]any, image string) { container(deployment)["image"] = image }
 
 func chartVersion(t *testing.T, op string) string {
 	t.Helper()
