@@ -1,7 +1,6 @@
 package apply
 
 import (
-	"maps"
 	"sync"
 	"time"
 
@@ -95,11 +94,7 @@ func (e *expected) note(owner client.Object, add func(*pending)) {
 	now := time.Now()
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if now.Sub(e.swept) > unseenFor {
-		// The memories of owners no pass came back to.
-		maps.DeleteFunc(e.byOwner, func(_ ownerKey, p *pending) bool { return !now.Before(p.until) })
-		e.swept = now
-	}
+	sweep(e.byOwner, func(p *pending) time.Time { return p.until }, &e.swept, now)
 	p, ok := e.byOwner[k]
 	if !ok {
 		p = &pending{created: map[string]bool{}, deleted: map[types.UID]bool{}}

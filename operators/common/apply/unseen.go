@@ -75,15 +75,22 @@ func (c *created) creating(obj client.Object) func(ok bool) {
 	now := time.Now()
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if now.Sub(c.swept) > unseenFor {
-		maps.DeleteFunc(c.until, func(_ TypedKey, until time.Time) bool { return !now.Before(until) })
-		c.swept = now
-	}
+	sweep(c.until, func(until time.Time) time.Time { return until }, &c.swept, now)
 	c.until[k] = now.Add(unseenFor)
 	return func(ok bool) {
 		if !ok {
 			c.forget(k)
 		}
+	}
+}
+
+// sweep drops the memories of m that ended by now (until says when each
+// ends), once unseenFor has passed since the last sweep (swept): those of
+// objects no pass came back to, which nothing else forgets.
+func sweep[K comparable, V any](m map[K]V, until func(V) time.Time, swept *time.Time, now time.Time) {
+	if now.Sub(*swept) > unseenFor {
+		maps.DeleteFunc(m, func(_ K, v V) bool { return !now.Before(until(v)) })
+		*swept = now
 	}
 }
 
