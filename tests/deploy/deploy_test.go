@@ -820,7 +820,9 @@ func TestHelmInstallUpgradeUninstall(t *testing.T) {
 	}
 	run("scripts/build-tools.sh", "helm")
 	run("make", "undeploy", "CLUSTER_NAME="+suite.Name(), "DEPLOY=gordon gordon:cluster-wide")
-	const ns, name = "gordon-operator-system", "gordon-operator"
+	// The chart installs where the manifest did, the release's image.
+	gordon := namespaced[slices.IndexFunc(namespaced, func(d deployment) bool { return d.spec == "gordon" })]
+	ns, name := gordon.namespace, gordon.name
 	// Each command as shown, the release's files where make release wrote
 	// them.
 	helm := func(i int) {
@@ -835,40 +837,32 @@ func TestHelmInstallUpgradeUninstall(t *testing.T) {
 
 	helm(0)
 	kubectl(t, 4*time.Minute, "rollout", "status", "-n", ns, "deployment/"+name, "--timeout=3m")
-	manifest, err := os.ReadFile(filepath.Join(dist, "gordon.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := regexp.MustCompile(`(?m)^\s*image: (\S+@sha256:\S+)$`).FindSubmatch(manifest)
-	if want == nil {
-		t.Fatal("the release's gordon.yaml names no image by digest")
-	}
-	if got := deployedImage(t, ns, name); got != string(want[1]) {
-		t.Errorf("the chart's operator runs %s, want the release's %s", got, want[1])
+	if want, got := releasedImage(t, gordon), deployedImage(t, ns, name); got != want {
+		t.Errorf("the chart's operator runs %s, want the release's %s", got, want)
 	}
 	kubectl(t, time.Minute, "apply", "-n", "default", "-f", filepath.Join(suite.Root, gordonSample))
 	kubectl(t, 4*time.Minute, "wait", "-n", "default", "--for=condition=Ready", "gordon/gordoncluster", "--timeout=3m")
-	pods := func() string {
-		return kubectl(t, time.Minute, "get", "pods", "-n", "default", "-l", "app.kubernetes.io/name=gordon,app.kubernetes.io/instance=gordoncluster",
-			"-o", "jsonpath={.items[*].metadata.uid}")
+	// uids lists the UIDs of the pods of namespace ns with the labels.
+	uids := func(ns, labels string) string {
+		return kubectl(t, time.Minute, "get", "pods", "-n", ns, "-l", labels, "-o", "jsonpath={.items[*].metadata.uid}")
 	}
-	before := pods()
+	const gordonPods = "app.kubernetes.io/name=gordon,app.kubernetes.io/instance=gordoncluster"
+	before := uids("default", gordonPods)
 	if len(strings.Fields(before)) != 3 {
 		t.Fatalf("the Gordon's pods: %q, want 3", before)
 	}
 
-	operator := kubectl(t, time.Minute, "get", "pods", "-n", ns, "-l", "app.kubernetes.io/name="+name, "-o", "jsonpath={.items[*].metadata.uid}")
+	operator := uids(ns, "app.kubernetes.io/name="+name)
 	helm(1)
 	kubectl(t, 4*time.Minute, "rollout", "status", "-n", ns, "deployment/"+name, "--timeout=3m")
-	if after := kubectl(t, time.Minute, "get", "pods", "-n", ns, "-l", "app.kubernetes.io/name="+name,
-		"-o", "jsonpath={.items[*].metadata.uid}"); after == operator {
+	if after := uids(ns, "app.kubernetes.io/name="+name); after == operator {
 		t.Errorf("the upgrade to cluster-wide did not roll the operator (pod %s)", after)
 	}
 	other := namespace(t)
 	kubectl(t, time.Minute, "apply", "-n", other, "-f", filepath.Join(suite.Root, gordonSample))
 	kubectl(t, 4*time.Minute, "wait", "-n", other, "--for=condition=Ready", "gordon/gordoncluster", "--timeout=3m")
 	kubectl(t, 4*time.Minute, "wait", "-n", "default", "--for=condition=Ready", "gordon/gordoncluster", "--timeout=3m")
-	if after := pods(); after != before {
+	if after := uids("default", gordonPods); after != before {
 		t.Errorf("the upgrade replaced the Gordon's pods: %s, were %s", after, before)
 	}
 
